@@ -1,0 +1,76 @@
+package dev.ordergate;
+
+import dev.ordergate.config.AppConfig;
+import dev.ordergate.config.ConfigException;
+import dev.ordergate.config.ConfigLoader;
+import dev.ordergate.db.DbUrl;
+import dev.ordergate.db.EmbeddedDatabase;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.time.Clock;
+
+/** Entry point: reads the config, starts an embedded database when no URL is set, deploys the service. */
+public final class Main {
+
+  private static final Logger log = LoggerFactory.getLogger(Main.class);
+
+  private Main() {
+  }
+
+  public static void main(String[] args) throws Exception {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    Vertx vertx = Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
+    String path = ConfigLoader.configPath();
+    AppConfig config;
+    try {
+      JsonObject json = ConfigLoader.retriever(vertx, path, 0).getConfig().await();
+      config = AppConfig.from(json);
+    } catch (ConfigException e) {
+      log.error("cannot start: {} (file {})", e.getMessage(), path);
+      vertx.close().await();
+      System.exit(2);
+      return;
+    }
+    if (config.adminTokenGenerated()) {
+      log.warn("admin.token is not configured; generated one for this run: {}", config.adminToken());
+    }
+    EmbeddedDatabase embedded = null;
+    DbUrl dbUrl;
+    if (config.dbUrl() == null) {
+      embedded = EmbeddedDatabase.start(new File(config.embeddedDataDir()));
+      dbUrl = embedded.url();
+    } else {
+      dbUrl = new DbUrl(config.dbUrl());
+      log.info("using database {}", dbUrl.jdbcUrl());
+    }
+    EmbeddedDatabase db = embedded;
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        vertx.close().toCompletionStage().toCompletableFuture().get();
+        if (db != null) {
+          db.close();
+        }
+      } catch (Exception e) {
+        log.warn("shutdown: {}", e.toString());
+      }
+    }, "ordergate-shutdown"));
+    try {
+      vertx.deployVerticle(new OrdergateVerticle(config, dbUrl, registry, Clock.systemUTC())).await();
+    } catch (Exception e) {
+      log.error("cannot start: {}", e.toString(), e);
+      System.exit(1);
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package dev.ordergate;
+
+import dev.ordergate.config.AppConfig;
+import dev.ordergate.db.DbUrl;
+import dev.ordergate.db.Migrations;
+import dev.ordergate.gate.CancelGate;
+import dev.ordergate.gate.CancellationEffects;
+import dev.ordergate.gate.PaymentGate;
+import dev.ordergate.http.AdminRoutes;
+import dev.ordergate.http.CallbackRoutes;
+import dev.ordergate.http.Failures;
+import dev.ordergate.http.HealthRoutes;
+import dev.ordergate.http.OrderRoutes;
+import dev.ordergate.metrics.Metrics;
+import dev.ordergate.orders.CatalogService;
+import dev.ordergate.orders.OrderService;
+import dev.ordergate.payment.SignatureVerifier;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.util.List;
+
+/**
+ * The service: migrates the schema, builds the pool and the components, mounts the routes and
+ * listens. All wiring is here; the behaviour lives in the packages named after it.
+ */
+public final class OrdergateVerticle extends VerticleBase {
+
+  private static final Logger log = LoggerFactory.getLogger(OrdergateVerticle.class);
+  public static final long BODY_LIMIT_BYTES = 64 * 1024;
+
+  private final AppConfig config;
+  private final DbUrl dbUrl;
+  private final PrometheusMeterRegistry registry;
+  private final Clock clock;
+  private Pool pool;
+  private HttpServer server;
+
+  public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
+    this.config = config;
+    this.dbUrl = dbUrl;
+    this.registry = registry;
+    this.clock = clock;
+  }
+
+  @Override
+  public Future<?> start() {
+    return vertx.executeBlocking(() -> Migrations.migrate(dbUrl))
+        .compose(applied -> {
+          log.info("schema ready ({} migrations applied now)", applied);
+          pool = PgBuilder.pool()
+              .with(new PoolOptions().setMaxSize(config.dbPoolSize()).setName("ordergate"))
+              .connectingTo(dbUrl.connectOptions().setPipeliningLimit(256))
+              .using(vertx)
+              .build();
+          return vertx.createHttpServer().requestHandler(router()).listen(config.httpPort(), config.httpHost());
+        })
+        .onSuccess(s -> {
+          server = s;
+          log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
+        });
+  }
+
+  private Router router() {
+    Metrics metrics = new Metrics(registry);
+    CancellationEffects cancellationEffects = new CancellationEffects();
+    CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics);
+    PaymentGate paymentGate = new PaymentGate(pool, metrics);
+    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), created -> { });
+    CatalogService catalog = new CatalogService(pool);
+
+    Router root = Router.router(vertx);
+    root.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT_BYTES));
+    new HealthRoutes(pool, registry).mount(vertx, root);
+    root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
+    root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
+        cb -> paymentGate.apply(List.of(cb)).map(results -> results.get(0)), metrics).router(vertx));
+    root.route("/admin/*").subRouter(new AdminRoutes(config.adminToken(), catalog, cancelGate).router(vertx));
+    root.route().failureHandler(Failures::handle);
+    root.errorHandler(404, Failures::handle);
+    root.errorHandler(405, Failures::handle);
+    return root;
+  }
+
+  /** The port actually bound (useful with port 0 in tests). */
+  public int port() {
+    return server.actualPort();
+  }
+
+  public Pool pool() {
+    return pool;
+  }
+
+  @Override
+  public Future<?> stop() {
+    return pool == null ? Future.succeededFuture() : pool.close();
+  }
+}

@@ -1,0 +1,104 @@
+package dev.ordergate.config;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Typed, validated access to a JSON config tree by dotted key; every failure names the key. */
+public final class ConfigReader {
+
+  private final JsonObject root;
+
+  public ConfigReader(JsonObject root) {
+    this.root = root;
+  }
+
+  public Object raw(String key) {
+    Object node = root;
+    for (String part : key.split("\\.")) {
+      if (!(node instanceof JsonObject obj)) {
+        return null;
+      }
+      node = obj.getValue(part);
+    }
+    return node;
+  }
+
+  public String string(String key, String fallback) {
+    Object v = raw(key);
+    if (v == null) {
+      return fallback;
+    }
+    if (!(v instanceof String s)) {
+      throw new ConfigException(key, "must be a string, got " + v);
+    }
+    return s.isBlank() ? fallback : s;
+  }
+
+  public long integer(String key, long fallback, long min, long max) {
+    Object v = raw(key);
+    long value;
+    if (v == null) {
+      value = fallback;
+    } else if (v instanceof Integer || v instanceof Long) {
+      value = ((Number) v).longValue();
+    } else if (v instanceof String s && s.matches("-?\\d{1,18}")) {
+      value = Long.parseLong(s);
+    } else {
+      throw new ConfigException(key, "must be a whole number, got " + v);
+    }
+    if (value < min || value > max) {
+      throw new ConfigException(key, "must be between " + min + " and " + max + ", got " + value);
+    }
+    return value;
+  }
+
+  public int intValue(String key, int fallback, int min, int max) {
+    return (int) integer(key, fallback, min, max);
+  }
+
+  public boolean bool(String key, boolean fallback) {
+    Object v = raw(key);
+    if (v == null) {
+      return fallback;
+    }
+    if (v instanceof Boolean b) {
+      return b;
+    }
+    if (v instanceof String s && (s.equals("true") || s.equals("false"))) {
+      return Boolean.parseBoolean(s);
+    }
+    throw new ConfigException(key, "must be true or false, got " + v);
+  }
+
+  public JsonObject object(String key) {
+    Object v = raw(key);
+    if (v == null) {
+      return new JsonObject();
+    }
+    if (!(v instanceof JsonObject obj)) {
+      throw new ConfigException(key, "must be an object, got " + v);
+    }
+    return obj;
+  }
+
+  public List<String> strings(String key) {
+    Object v = raw(key);
+    if (v == null) {
+      return List.of();
+    }
+    if (!(v instanceof JsonArray arr)) {
+      throw new ConfigException(key, "must be a list of strings, got " + v);
+    }
+    List<String> out = new ArrayList<>();
+    for (Object item : arr) {
+      if (!(item instanceof String s) || s.isEmpty()) {
+        throw new ConfigException(key, "must be a list of non-empty strings, got " + v);
+      }
+      out.add(s);
+    }
+    return List.copyOf(out);
+  }
+}

@@ -1,0 +1,170 @@
+package dev.ordergate.db;
+
+/**
+ * Every SQL statement of the service, in one place. {@code 'PENDING_PAYMENT'} stays a literal in
+ * statements that must use the partial index {@code orders_pending_expiry}: a bind parameter would
+ * lose it under a generic plan.
+ */
+public final class Sql {
+
+  private Sql() {
+  }
+
+  // ---- orders ------------------------------------------------------------------------------
+
+  /** Creates the order unless its number is taken; the discount is the coupon's, floored at 0. */
+  public static final String INSERT_ORDER = """
+      INSERT INTO orders (order_no, user_id, status, amount_cents, coupon_code, request_hash, expires_at)
+      VALUES ($1, $2, 'PENDING_PAYMENT',
+              greatest(0, $3 - coalesce((SELECT discount_cents FROM coupons WHERE code = $4), 0)),
+              $4, $5, now() + make_interval(secs => $6))
+      ON CONFLICT (order_no) DO NOTHING
+      RETURNING order_no""";
+
+  public static final String ORDER_REQUEST_HASH = "SELECT request_hash FROM orders WHERE order_no = $1";
+
+  public static final String INSERT_ITEMS = """
+      INSERT INTO order_items (order_no, sku, qty, unit_price_cents)
+      SELECT $1, x.sku, x.qty, x.price FROM unnest($2::text[], $3::int[], $4::bigint[]) AS x(sku, qty, price)""";
+
+  /** Row locks on stock in one global order (by SKU), so concurrent writers cannot deadlock. */
+  public static final String LOCK_STOCK = "SELECT sku FROM inventory WHERE sku = ANY($1::text[]) ORDER BY sku FOR UPDATE";
+
+  /** Conditional take: a SKU short of stock returns no row, and the caller rolls back. */
+  public static final String TAKE_STOCK = """
+      UPDATE inventory i SET available = i.available - x.qty, updated_at = now()
+      FROM unnest($1::text[], $2::int[]) AS x(sku, qty)
+      WHERE i.sku = x.sku AND i.available >= x.qty
+      RETURNING i.sku""";
+
+  public static final String LEDGER_TAKE = """
+      INSERT INTO inventory_ledger (sku, delta, kind, order_no, actor)
+      SELECT x.sku, -x.qty, 'TAKE', $1, $2 FROM unnest($3::text[], $4::int[]) AS x(sku, qty)""";
+
+  public static final String LOCK_COUPON = """
+      UPDATE coupons SET status = 'LOCKED', order_no = $2, updated_at = now()
+      WHERE code = $1 AND status = 'AVAILABLE' AND user_id = $3
+      RETURNING code""";
+
+  public static final String TRANSITION_CREATED = """
+      INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
+      VALUES ($1, NULL, 'PENDING_PAYMENT', $2, $3, $4)""";
+
+  public static final String SELECT_ORDER = """
+      SELECT o.order_no, o.user_id, o.status, o.amount_cents, o.coupon_code, o.created_at, o.expires_at,
+             o.paid_at, o.cancelled_at, o.paid_txn_id, o.closed_by,
+             (SELECT json_agg(json_build_object('sku', i.sku, 'qty', i.qty, 'unitPriceCents', i.unit_price_cents)
+                              ORDER BY i.sku)
+                FROM order_items i WHERE i.order_no = o.order_no) AS items
+      FROM orders o WHERE o.order_no = $1""";
+
+  public static final String SELECT_TRANSITIONS = """
+      SELECT from_status, to_status, source, actor, reference, at
+      FROM order_transitions WHERE order_no = $1 ORDER BY id""";
+
+  public static final String ORDER_STATUS = "SELECT status FROM orders WHERE order_no = $1";
+
+  // ---- the gate: cancellation ---------------------------------------------------------------
+
+  /** The one exit to CANCELLED for a single order. Whoever changes the row wins. */
+  public static final String CANCEL_ONE = """
+      UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = $2
+      WHERE order_no = $1 AND status = 'PENDING_PAYMENT'
+      RETURNING order_no""";
+
+  /** Side effects of cancellation, set-based over exactly the orders the gate returned. */
+  public static final String LOCK_STOCK_OF_ORDERS = """
+      SELECT i.sku FROM inventory i
+      WHERE i.sku IN (SELECT sku FROM order_items WHERE order_no = ANY($1::text[]))
+      ORDER BY i.sku FOR UPDATE OF i""";
+
+  public static final String RESTOCK_ORDERS = """
+      UPDATE inventory i SET available = i.available + t.qty, updated_at = now()
+      FROM (SELECT sku, sum(qty)::int AS qty FROM order_items WHERE order_no = ANY($1::text[]) GROUP BY sku) t
+      WHERE i.sku = t.sku""";
+
+  public static final String LEDGER_RETURN = """
+      INSERT INTO inventory_ledger (sku, delta, kind, order_no, actor)
+      SELECT sku, qty, 'RETURN', order_no, $2 FROM order_items WHERE order_no = ANY($1::text[])""";
+
+  public static final String RELEASE_COUPONS = """
+      UPDATE coupons SET status = 'AVAILABLE', order_no = NULL, updated_at = now()
+      WHERE order_no = ANY($1::text[]) AND status = 'LOCKED'""";
+
+  /** One transition per order; {@code $3} and {@code $4} are per-order arrays (actor, reference). */
+  public static final String TRANSITIONS_OUT_OF_PENDING = """
+      INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
+      SELECT x.order_no, 'PENDING_PAYMENT', $2, $5, x.actor, x.reference
+      FROM unnest($1::text[], $3::text[], $4::text[]) AS x(order_no, actor, reference)""";
+
+  // ---- the gate: payment --------------------------------------------------------------------
+
+  /** The idempotency claim: rows that come back are new; the others were received before. */
+  public static final String CLAIM_RECEIPTS = """
+      INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+      ON CONFLICT (channel, txn_id) DO NOTHING
+      RETURNING channel, txn_id""";
+
+  /** The one exit to PAID: per row conditional on the status and the amount. */
+  public static final String PAY_ORDERS = """
+      UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
+                          closed_by = 'PAYMENT_CALLBACK'
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS x(order_no, channel, txn_id, amount)
+      WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
+      RETURNING o.order_no""";
+
+  public static final String USE_COUPONS = """
+      UPDATE coupons SET status = 'USED', updated_at = now()
+      WHERE order_no = ANY($1::text[]) AND status = 'LOCKED'""";
+
+  public static final String ORDER_STATES = """
+      SELECT order_no, status, amount_cents FROM orders WHERE order_no = ANY($1::text[])""";
+
+  public static final String OPEN_EXCEPTIONS = """
+      INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
+      ON CONFLICT (channel, txn_id) DO NOTHING
+      RETURNING id, order_no, kind, channel, txn_id, amount_cents""";
+
+  public static final String RECORD_OUTCOMES = """
+      UPDATE payment_receipts r SET outcome = x.outcome, order_status = x.order_status
+      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(channel, txn_id, outcome, order_status)
+      WHERE r.channel = x.channel AND r.txn_id = x.txn_id""";
+
+  public static final String FIRST_ANSWERS = """
+      SELECT r.channel, r.txn_id, r.order_no, r.outcome, r.order_status
+      FROM payment_receipts r
+      JOIN unnest($1::text[], $2::text[]) AS x(channel, txn_id) ON r.channel = x.channel AND r.txn_id = x.txn_id""";
+
+  // ---- admin --------------------------------------------------------------------------------
+
+  /** Makes sure the SKU has a row; a new row starts at 0, which the ledger also sums to. */
+  public static final String ENSURE_STOCK_ROW =
+      "INSERT INTO inventory (sku, available) VALUES ($1, 0) ON CONFLICT (sku) DO NOTHING";
+
+  /** Sets stock, returning the value it replaced (read under the row lock). */
+  public static final String SET_STOCK = """
+      UPDATE inventory n SET available = $2, updated_at = now()
+      FROM (SELECT sku, available FROM inventory WHERE sku = $1 FOR UPDATE) AS old
+      WHERE n.sku = old.sku
+      RETURNING old.available""";
+
+  public static final String LEDGER_SET = """
+      INSERT INTO inventory_ledger (sku, delta, kind, actor) VALUES ($1, $2, 'SET', $3)""";
+
+  public static final String SELECT_STOCK = "SELECT sku, available FROM inventory WHERE sku = $1";
+
+  public static final String INSERT_COUPON = """
+      INSERT INTO coupons (code, user_id, discount_cents, status) VALUES ($1, $2, $3, 'AVAILABLE')
+      ON CONFLICT (code) DO NOTHING
+      RETURNING code, status, order_no""";
+
+  public static final String SELECT_COUPON = "SELECT code, user_id, discount_cents, status, order_no FROM coupons WHERE code = $1";
+
+  public static final String SELECT_EXCEPTIONS = """
+      SELECT id, order_no, kind, channel, txn_id, amount_cents, status, created_at
+      FROM exception_orders
+      WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR kind = $2)
+      ORDER BY id DESC LIMIT $3""";
+}

@@ -1,0 +1,3 @@
+package dev.ordergate.domain;
+
+public record CancelResult(String orderNo, CancelOutcome outcome, OrderStatus status) {}

@@ -1,0 +1,83 @@
+package dev.ordergate.http;
+
+import dev.ordergate.config.ChannelConfig;
+import dev.ordergate.domain.CallbackResult;
+import dev.ordergate.domain.PaymentCallback;
+import dev.ordergate.domain.Rejection;
+import dev.ordergate.metrics.Metrics;
+import dev.ordergate.payment.SignatureVerifier;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * {@code POST /api/callbacks/{channel}}: unknown channel 404, bad signature 401 (checked over the
+ * raw bytes before parsing), malformed body 400; a verified callback goes through the gate and is
+ * answered 200 with its outcome. Only our own failure answers 5xx, so the gateway retries.
+ */
+public final class CallbackRoutes {
+
+  private static final Logger log = LoggerFactory.getLogger(CallbackRoutes.class);
+
+  private final Map<String, ChannelConfig> channels;
+  private final SignatureVerifier verifier;
+  private final Function<PaymentCallback, Future<CallbackResult>> gate;
+  private final Metrics metrics;
+
+  public CallbackRoutes(Map<String, ChannelConfig> channels, SignatureVerifier verifier,
+                        Function<PaymentCallback, Future<CallbackResult>> gate, Metrics metrics) {
+    this.channels = channels;
+    this.verifier = verifier;
+    this.gate = gate;
+    this.metrics = metrics;
+  }
+
+  public Router router(Vertx vertx) {
+    Router r = Router.router(vertx);
+    r.post("/callbacks/:channel").handler(this::callback);
+    return r;
+  }
+
+  private void callback(RoutingContext ctx) {
+    String name = ctx.pathParam("channel");
+    ChannelConfig channel = channels.get(name);
+    if (channel == null) {
+      throw new Rejection(404, "UNKNOWN_CHANNEL", "no payment channel " + name);
+    }
+    byte[] raw = ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
+    if (!verifier.verify(channel, ctx.request().getHeader(SignatureVerifier.HEADER), raw)) {
+      metrics.callback(name, "BAD_SIGNATURE", false);
+      log.warn("callback on channel {} rejected: bad, stale or missing signature", name);
+      throw new Rejection(401, "BAD_SIGNATURE", "signature missing, invalid or outside the time tolerance");
+    }
+    PaymentCallback cb;
+    try {
+      cb = parse(name, Json.body(ctx));
+    } catch (Rejection malformed) {
+      metrics.callback(name, "MALFORMED", false);
+      throw malformed;
+    }
+    gate.apply(cb)
+        .onSuccess(result -> Json.send(ctx, 200, new JsonObject()
+            .put("outcome", result.outcome().name())
+            .put("orderNo", result.orderNo())
+            .put("orderStatus", result.orderStatus() == null ? null : result.orderStatus().name())
+            .put("duplicate", result.duplicate())))
+        .onFailure(ctx::fail);
+  }
+
+  static PaymentCallback parse(String channel, JsonObject body) {
+    return new PaymentCallback(channel,
+        Json.id(body, "txnId", true),
+        Json.id(body, "orderNo", true),
+        Json.integer(body, "amountCents", 0, 10_000_000_000_000L, true),
+        Json.string(body, "status", 32, true));
+  }
+}

@@ -1,0 +1,74 @@
+package dev.ordergate.http;
+
+import dev.ordergate.domain.Rejection;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.ClosedConnectionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.ConnectException;
+import java.util.UUID;
+
+/**
+ * The one failure handler: every failure becomes {@code {"error","message"}} with its status.
+ * Client mistakes are 4xx with the cause; only our own failures are 5xx (a payment gateway
+ * retries those), each logged once with an id the body repeats.
+ */
+public final class Failures {
+
+  private static final Logger log = LoggerFactory.getLogger(Failures.class);
+
+  private Failures() {
+  }
+
+  public static void handle(RoutingContext ctx) {
+    if (ctx.response().ended()) {
+      return;
+    }
+    Throwable failure = ctx.failure();
+    if (failure instanceof Rejection r) {
+      send(ctx, r.status(), r.code(), r.getMessage());
+      return;
+    }
+    if (failure == null) {
+      int status = ctx.statusCode();
+      switch (status) {
+        case 400 -> send(ctx, 400, "BAD_REQUEST", "the request could not be read");
+        case 401 -> send(ctx, 401, "UNAUTHORIZED", "missing or wrong credentials");
+        case 404 -> send(ctx, 404, "NOT_FOUND", "no such resource");
+        case 405 -> send(ctx, 405, "METHOD_NOT_ALLOWED", "method not allowed here");
+        case 413 -> send(ctx, 413, "PAYLOAD_TOO_LARGE", "request body is over the limit");
+        default -> send(ctx, status > 0 ? status : 500, "ERROR", "request failed");
+      }
+      return;
+    }
+    String errorId = UUID.randomUUID().toString();
+    if (isDatabaseUnavailable(failure)) {
+      log.error("database unavailable [{}] on {} {}: {}", errorId, ctx.request().method(), ctx.request().path(),
+          failure.toString());
+      send(ctx, 503, "DATABASE_UNAVAILABLE", "the database did not answer; retry later (error id " + errorId + ")");
+      return;
+    }
+    log.error("internal error [{}] on {} {}", errorId, ctx.request().method(), ctx.request().path(), failure);
+    send(ctx, 500, "INTERNAL_ERROR", "internal error (error id " + errorId + ")");
+  }
+
+  static boolean isDatabaseUnavailable(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof ConnectException || c instanceof ClosedConnectionException) {
+        return true;
+      }
+      if (c instanceof PgException pg && pg.getSqlState() != null
+          && (pg.getSqlState().startsWith("08") || pg.getSqlState().startsWith("57P"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static void send(RoutingContext ctx, int status, String code, String message) {
+    Json.send(ctx, status, new JsonObject().put("error", code).put("message", message));
+  }
+}

@@ -1,0 +1,198 @@
+package dev.ordergate.support;
+
+import dev.ordergate.OrdergateVerticle;
+import dev.ordergate.config.AppConfig;
+import dev.ordergate.db.DbUrl;
+import dev.ordergate.payment.SignatureVerifier;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The service deployed on a fresh database, with an HTTP client and a pool of its own for
+ * assertions. Tests run their steps with {@code await()}: the JUnit thread is not an event loop.
+ */
+public final class TestApp implements AutoCloseable {
+
+  public static final String CHANNEL = "sandbox";
+  public static final String SECRET = "test-secret-0123456789";
+  public static final String ADMIN_TOKEN = "test-admin-token-0123456789";
+
+  public final Vertx vertx;
+  public final DbUrl db;
+  public final Pool pool;
+  public final WebClient http;
+  public final PrometheusMeterRegistry registry;
+  public final OrdergateVerticle verticle;
+  private final String deploymentId;
+
+  private TestApp(Vertx vertx, DbUrl db, OrdergateVerticle verticle, String deploymentId,
+                  PrometheusMeterRegistry registry) {
+    this.vertx = vertx;
+    this.db = db;
+    this.verticle = verticle;
+    this.deploymentId = deploymentId;
+    this.registry = registry;
+    this.pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(4))
+        .connectingTo(db.connectOptions()).using(vertx).build();
+    this.http = WebClient.create(vertx, new WebClientOptions()
+        .setDefaultHost("127.0.0.1").setDefaultPort(verticle.port()),
+        new io.vertx.core.http.PoolOptions().setHttp1MaxSize(64));
+  }
+
+  public static JsonObject baseConfig() {
+    return new JsonObject()
+        .put("http", new JsonObject().put("port", 0).put("host", "127.0.0.1"))
+        .put("db", new JsonObject().put("poolSize", 8))
+        .put("admin", new JsonObject().put("token", ADMIN_TOKEN))
+        .put("payments", new JsonObject().put("channels", new JsonObject()
+            .put(CHANNEL, new JsonObject().put("secrets", new JsonArray().add("old-secret-rotated-out-0").add(SECRET))
+                .put("toleranceSeconds", 300))));
+  }
+
+  public static TestApp start() {
+    return start(baseConfig());
+  }
+
+  public static TestApp start(JsonObject config) {
+    return start(config, TestDatabase.freshDatabase());
+  }
+
+  public static TestApp start(JsonObject config, DbUrl db) {
+    Vertx vertx = Vertx.vertx();
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    OrdergateVerticle verticle = new OrdergateVerticle(AppConfig.from(config), db, registry, Clock.systemUTC());
+    String id = vertx.deployVerticle(verticle).await();
+    return new TestApp(vertx, db, verticle, id, registry);
+  }
+
+  /** Empties every table, so a test's fixtures are all there is. */
+  public void truncate() {
+    pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
+        + "payment_receipts, exception_orders CASCADE").execute().await();
+  }
+
+  // ---- HTTP -----------------------------------------------------------------------------------
+
+  public HttpResponse<Buffer> call(HttpMethod method, String path, JsonObject body, boolean admin) {
+    return callAsync(method, path, body, admin).await();
+  }
+
+  public Future<HttpResponse<Buffer>> callAsync(HttpMethod method, String path, JsonObject body, boolean admin) {
+    var req = http.request(method, path);
+    if (admin) {
+      req.putHeader("Authorization", "Bearer " + ADMIN_TOKEN);
+    }
+    return body == null ? req.send() : req.sendBuffer(Buffer.buffer(body.encode()));
+  }
+
+  public void setStock(String sku, int available) {
+    expect(call(HttpMethod.PUT, "/admin/inventory/" + sku, new JsonObject().put("available", available), true), 200);
+  }
+
+  public void createCoupon(String code, String userId, long discountCents) {
+    expect(call(HttpMethod.POST, "/admin/coupons", new JsonObject().put("code", code).put("userId", userId)
+        .put("discountCents", discountCents), true), 201);
+  }
+
+  public static JsonObject order(String orderNo, String userId, String coupon, Object... skuQtyPrice) {
+    JsonArray items = new JsonArray();
+    for (int i = 0; i < skuQtyPrice.length; i += 3) {
+      items.add(new JsonObject().put("sku", skuQtyPrice[i]).put("qty", skuQtyPrice[i + 1])
+          .put("unitPriceCents", skuQtyPrice[i + 2]));
+    }
+    JsonObject o = new JsonObject().put("orderNo", orderNo).put("userId", userId).put("items", items);
+    if (coupon != null) {
+      o.put("couponCode", coupon);
+    }
+    return o;
+  }
+
+  public JsonObject createOrder(JsonObject order) {
+    return expect(call(HttpMethod.POST, "/api/orders", order, false), 201).bodyAsJsonObject();
+  }
+
+  public JsonObject getOrder(String orderNo) {
+    return expect(call(HttpMethod.GET, "/api/orders/" + orderNo, null, false), 200).bodyAsJsonObject();
+  }
+
+  public static JsonObject payment(String txnId, String orderNo, long amountCents) {
+    return new JsonObject().put("txnId", txnId).put("orderNo", orderNo).put("amountCents", amountCents)
+        .put("status", "SUCCESS");
+  }
+
+  /** Sends a callback signed now with the channel's current secret. */
+  public Future<HttpResponse<Buffer>> callbackAsync(JsonObject body) {
+    byte[] raw = body.encode().getBytes(StandardCharsets.UTF_8);
+    long t = System.currentTimeMillis() / 1000;
+    return http.post("/api/callbacks/" + CHANNEL)
+        .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(SECRET, t, raw))
+        .sendBuffer(Buffer.buffer(raw));
+  }
+
+  public JsonObject callback(JsonObject body) {
+    return expect(callbackAsync(body).await(), 200).bodyAsJsonObject();
+  }
+
+  public static HttpResponse<Buffer> expect(HttpResponse<Buffer> resp, int status) {
+    if (resp.statusCode() != status) {
+      throw new AssertionError("expected HTTP " + status + " but got " + resp.statusCode() + ": " + resp.bodyAsString());
+    }
+    return resp;
+  }
+
+  // ---- database reads for assertions ---------------------------------------------------------
+
+  public List<Row> rows(String sql, Object... params) {
+    List<Row> out = new ArrayList<>();
+    pool.preparedQuery(sql).execute(Tuple.wrap(params)).await().forEach(out::add);
+    return out;
+  }
+
+  public long count(String sql, Object... params) {
+    return rows(sql, params).get(0).getLong(0);
+  }
+
+  public int stock(String sku) {
+    return rows("SELECT available FROM inventory WHERE sku = $1", sku).get(0).getInteger(0);
+  }
+
+  public String couponStatus(String code) {
+    return rows("SELECT status FROM coupons WHERE code = $1", code).get(0).getString(0);
+  }
+
+  public double metric(String name, String... tagKeyValues) {
+    var search = registry.find(name);
+    for (int i = 0; i < tagKeyValues.length; i += 2) {
+      search = search.tag(tagKeyValues[i], tagKeyValues[i + 1]);
+    }
+    return search.counters().stream().mapToDouble(c -> c.count()).sum();
+  }
+
+  @Override
+  public void close() {
+    http.close();
+    pool.close().await();
+    vertx.undeploy(deploymentId).await();
+    vertx.close().await();
+    TestDatabase.drop(db);
+  }
+}
