@@ -11,12 +11,9 @@ import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
-import io.vertx.sqlclient.RowSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -34,8 +31,10 @@ import java.util.UUID;
  *       capped at {@code maxDelayMs}), or DEAD after {@code maxAttempts}. A relay that died or
  *       stopped mid-delivery marks nothing; its lease runs out and the event is delivered again.</li>
  * </ol>
- * Runs never overlap on one instance: a timer re-armed after each run, plus a nudge after a
- * commit that wrote events ({@link OutboxSignal}).
+ * Claims never overlap on one instance: a timer re-armed after each claim, a nudge after a commit
+ * that wrote events ({@link OutboxSignal}) or a delivery that may have unblocked its order's next
+ * event, and a wake-up when a retry falls due. Deliveries run concurrently, at most
+ * {@code batchSize} in flight per relay; the next claim does not wait for a slow one.
  */
 public final class OutboxRelay extends VerticleBase {
 
@@ -53,6 +52,9 @@ public final class OutboxRelay extends VerticleBase {
 
   private WebClient client;
   private long timerId = -1;
+  private long timerDueAt;
+  private long wakeAt = Long.MAX_VALUE;
+  private int inFlight;
   private boolean running;
   private boolean again;
   private boolean stopped;
@@ -96,7 +98,7 @@ public final class OutboxRelay extends VerticleBase {
     context.runOnContext(v -> nudge());
   }
 
-  /** Runs now unless a run is going on, in which case another run follows it at once. */
+  /** Claims now unless a claim is going on, in which case another claim follows it at once. */
   void nudge() {
     if (stopped) {
       return;
@@ -105,72 +107,95 @@ public final class OutboxRelay extends VerticleBase {
       again = true;
       return;
     }
+    run();
+  }
+
+  /** Makes sure a claim happens within {@code delayMs} (a retry falls due then). */
+  private void wakeIn(long delayMs) {
+    long dueAt = System.currentTimeMillis() + delayMs;
+    wakeAt = Math.min(wakeAt, dueAt);
+    if (stopped || running || (timerId >= 0 && timerDueAt <= dueAt)) {
+      return;
+    }
+    arm(delayMs);
+  }
+
+  private void arm(long delayMs) {
     if (timerId >= 0) {
       vertx.cancelTimer(timerId);
-      timerId = -1;
     }
-    run();
+    long delay = Math.max(1, delayMs);
+    timerDueAt = System.currentTimeMillis() + delay;
+    timerId = vertx.setTimer(delay, t -> {
+      timerId = -1;
+      run();
+    });
   }
 
   private void run() {
     if (stopped) {
       return;
     }
+    if (timerId >= 0) {
+      vertx.cancelTimer(timerId);
+      timerId = -1;
+    }
     running = true;
     again = false;
-    runOnce().onComplete(ar -> {
+    claim().onComplete(ar -> {
       running = false;
-      long delay;
       if (ar.failed()) {
-        log.warn("outbox relay {}: run failed: {}", instanceId, ar.cause().toString());
-        delay = config.pollMs();
-      } else {
-        delay = again ? 1 : Math.max(1, ar.result());
+        log.warn("outbox relay {}: claim failed: {}", instanceId, ar.cause().toString());
       }
       if (!stopped) {
-        timerId = vertx.setTimer(delay, t -> {
-          timerId = -1;
-          run();
-        });
+        long untilWake = wakeAt - System.currentTimeMillis();
+        wakeAt = Long.MAX_VALUE;
+        arm(ar.succeeded() && (again || ar.result()) ? 1 : Math.min(config.pollMs(), untilWake));
       }
     });
   }
 
   /**
-   * One batch. Returns 0 to run again at once (the batch was full, or a delivery may have
-   * unblocked the next event of its order), otherwise the delay before the next run: the poll
-   * period, or sooner when a retry falls due earlier.
+   * Claims what fits next to the deliveries still in flight (at most {@code batchSize} per
+   * relay) and starts delivering them; does not wait for them, so one slow endpoint does not hold
+   * up the other orders' events. Answers whether the claim was full (more may be due).
    */
-  private Future<Long> runOnce() {
+  private Future<Boolean> claim() {
+    int room = config.batchSize() - inFlight;
+    if (room <= 0) {
+      return Future.succeededFuture(false);
+    }
     UUID token = UUID.randomUUID();
     return refreshGauges()
         .compose(v -> pool.preparedQuery(OutboxSql.CLAIM)
-            .execute(Params.of(config.batchSize(), config.leaseMs(), instanceId, token)))
-        .compose(rows -> deliverAll(rows, token).map(soonest -> rows.size() >= config.batchSize() ? 0L : soonest));
+            .execute(Params.of(room, config.leaseMs(), instanceId, token)))
+        .map(rows -> {
+          for (Row row : rows) {
+            start(OutboxEvent.of(row), token);
+          }
+          return rows.size() >= room;
+        });
   }
 
-  private Future<Long> deliverAll(RowSet<Row> rows, UUID token) {
-    List<Future<Long>> each = new ArrayList<>();
-    for (Row row : rows) {
-      OutboxEvent event = OutboxEvent.of(row);
-      each.add(deliver(event).transform(ar -> {
-        if (stopped) {
-          return Future.succeededFuture(Long.MAX_VALUE);
-        }
-        return ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause());
-      }));
-    }
-    return Future.join(each).transform(ar -> {
-      long soonest = config.pollMs();
-      for (Future<Long> f : each) {
-        if (f.succeeded()) {
-          soonest = Math.min(soonest, f.result());
-        } else {
-          log.warn("outbox relay {}: marking an event failed: {}", instanceId, f.cause().toString());
-        }
-      }
-      return Future.succeededFuture(soonest);
-    });
+  private void start(OutboxEvent event, UUID token) {
+    inFlight++;
+    deliver(event)
+        .transform(ar -> {
+          if (stopped) {
+            return Future.succeededFuture(-1L);
+          }
+          return ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause());
+        })
+        .onComplete(ar -> {
+          inFlight--;
+          if (ar.failed()) {
+            log.warn("outbox relay {}: marking {} failed: {}", instanceId, event.id(), ar.cause().toString());
+          } else if (ar.result() == 0) {
+            nudge();
+          } else if (ar.result() > 0) {
+            wakeIn(ar.result());
+          }
+        });
   }
 
   private Future<Void> deliver(OutboxEvent event) {
@@ -212,12 +237,13 @@ public final class OutboxRelay extends VerticleBase {
           } else {
             log.warn("outbox {} {} delivered, but no longer under this claim (lease ran out, or the event is gone)",
                 event.type(), event.id());
+            return -1L;
           }
           return 0L;
         });
   }
 
-  /** Marks a failed attempt; answers how soon the event is due again. */
+  /** Marks a failed attempt; answers how soon the event is due again (0: now, a dead event unblocks its order). */
   private Future<Long> markFailed(OutboxEvent event, UUID token, Throwable cause) {
     String error = String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage());
     if (error.length() > ERROR_MAX) {
@@ -228,14 +254,14 @@ public final class OutboxRelay extends VerticleBase {
             config.maxAttempts(), (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId))
         .map(rows -> {
           if (rows.size() == 0) {
-            return config.pollMs();
+            return -1L;
           }
           Row r = rows.iterator().next();
           if ("DEAD".equals(r.getString("status"))) {
             metrics.delivery(event.type(), "dead");
             log.error("outbox {} {} order {} is DEAD after {} attempts: {}", event.type(), event.id(),
                 event.orderNo(), r.getInteger("attempts"), reason);
-            return config.pollMs();
+            return 0L;
           }
           metrics.delivery(event.type(), "retry");
           long retryIn = r.getLong("retry_in_ms");
