@@ -33,6 +33,9 @@ public record OutboxConfig(
     long baseDelayMs = r.integer("outbox.baseDelayMs", 1_000, 1, 3_600_000);
     Map<String, String> sinks = new LinkedHashMap<>();
     for (String type : r.object("outbox.sinks").fieldNames()) {
+      if (type.startsWith("_")) {
+        continue;
+      }
       String key = "outbox.sinks." + type;
       if (!SINK_TYPES.contains(type)) {
         throw new ConfigException(key, "unknown event type; sinks exist for " + SINK_TYPES
