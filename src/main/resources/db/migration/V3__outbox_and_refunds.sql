@@ -49,8 +49,10 @@ CREATE TABLE outbox_events (
     CHECK ((status = 'DELIVERED') = (delivered_at IS NOT NULL)),
     CHECK ((type = 'REFUND_REQUESTED') = (exception_id IS NOT NULL))
 );
--- The relay's claim: only undelivered events are in these, so their size is the backlog.
-CREATE INDEX outbox_pending_due ON outbox_events (next_attempt_at) WHERE status = 'PENDING';
+-- The relay's claim: only undelivered events are in these, so their size is the backlog. The claim
+-- walks outbox_pending_due in its ORDER BY order and stops after LIMIT rows (no sort of the backlog);
+-- outbox_pending_order answers "is an earlier event of this order pending?" per row.
+CREATE INDEX outbox_pending_due ON outbox_events (next_attempt_at, seq) WHERE status = 'PENDING';
 CREATE INDEX outbox_pending_order ON outbox_events (order_no, seq) WHERE status = 'PENDING';
 -- GET /admin/outbox?status=...
 CREATE INDEX outbox_status ON outbox_events (status, seq);
