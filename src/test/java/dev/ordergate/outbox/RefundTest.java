@@ -245,6 +245,20 @@ class RefundTest {
   }
 
   @Test
+  void aRefundInFlightCannotBeResolvedByHand() {
+    endpoint.responder = (path, n, body) -> FakeEndpoint.HANG;
+    long amount = cancelledOrder("O1", 500);
+    app.callback(payment("T1", "O1", amount));
+    long id = exceptionId("T1");
+    eventually("the refund request is in flight", () -> endpoint.held.size() == 1);
+    var resp = app.call(HttpMethod.POST, "/admin/exceptions/" + id + "/resolve",
+        new JsonObject().put("operator", "alice").put("resolution", "REFUNDED_MANUALLY"), true);
+    assertEquals("REFUND_IN_PROGRESS", expect(resp, 409).bodyAsJsonObject().getString("error"));
+    assertEquals("REFUND_PENDING", exceptionStatus(id));
+    assertEquals(List.of("OPENED", "REFUND_REQUESTED"), events(exception(id)));
+  }
+
+  @Test
   void listFiltersByStatusAndKindAndOpenMeansUnresolved() {
     long amount = cancelledOrder("O1", THRESHOLD + 1);
     app.callback(payment("T1", "O1", amount));
