@@ -23,7 +23,8 @@ public record AppConfig(
     long autoRefundMaxCents,
     String adminToken,
     boolean adminTokenGenerated,
-    CallbacksConfig callbacks) {
+    CallbacksConfig callbacks,
+    OutboxConfig outbox) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
 
@@ -58,7 +59,8 @@ public record AppConfig(
         r.integer("payments.autoRefundMaxCents", 10_000, 0, Long.MAX_VALUE),
         token,
         generated,
-        CallbacksConfig.from(r, poolSize));
+        CallbacksConfig.from(r, poolSize),
+        OutboxConfig.from(r));
   }
 
   private static Map<String, ChannelConfig> channels(ConfigReader r) {
