@@ -380,7 +380,13 @@ public final class Sweeper {
   }
 
   private static Long min(Long a, Long b) {
-    return a == null ? b : b == null ? a : Math.min(a, b);
+    if (a == null) {
+      return b;
+    }
+    if (b == null) {
+      return a;
+    }
+    return Math.min(a, b);
   }
 
   private record Batch(int claimed, int cancelled, double[] lateness) {
