@@ -4,11 +4,11 @@ import dev.ordergate.domain.OrderStatus;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.metrics.Metrics;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -20,15 +20,19 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class SweepMetrics {
 
-  private static final double[] LATENESS_BUCKETS =
-      {0.25, 0.5, 1, 1.5, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600};
+  private static final Duration[] LATENESS_BUCKETS = {
+      Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofMillis(1500),
+      Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofSeconds(30),
+      Duration.ofMinutes(1), Duration.ofMinutes(2), Duration.ofMinutes(5), Duration.ofMinutes(10),
+      Duration.ofMinutes(30), Duration.ofHours(1)};
 
   private final Metrics metrics;
   private final Counter ok;
   private final Counter failed;
   private final Counter cancelled;
   private final Timer duration;
-  private final DistributionSummary lateness;
+  /** A Timer, not a DistributionSummary: its buckets place sub-second values exactly (nanoseconds). */
+  private final Timer lateness;
   private final AtomicLong overdue = new AtomicLong();
 
   public SweepMetrics(Metrics metrics) {
@@ -40,9 +44,8 @@ public final class SweepMetrics {
         .description("Orders cancelled by the timeout sweep").register(registry);
     duration = Timer.builder("ordergate.sweep.duration")
         .description("Duration of sweep runs").register(registry);
-    lateness = DistributionSummary.builder("ordergate.cancel.lateness")
-        .description("Seconds between an order's expiry and its cancellation by the sweep")
-        .baseUnit("seconds")
+    lateness = Timer.builder("ordergate.cancel.lateness")
+        .description("Time between an order's expiry and its cancellation by the sweep")
         .serviceLevelObjectives(LATENESS_BUCKETS)
         .register(registry);
     Gauge.builder("ordergate.overdue.orders", overdue, AtomicLong::get)
@@ -68,7 +71,7 @@ public final class SweepMetrics {
     cancelled.increment(latenessSeconds.length);
     metrics.transitions(TransitionSource.TIMEOUT_SWEEP, OrderStatus.CANCELLED, latenessSeconds.length);
     for (double s : latenessSeconds) {
-      lateness.record(Math.max(0, s));
+      lateness.record((long) (Math.max(0, s) * 1e9), TimeUnit.NANOSECONDS);
     }
   }
 

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
@@ -144,7 +145,13 @@ public final class Sweeper {
     if (expiresAt == null) {
       return;
     }
-    long dbMillis = Instant.parse(expiresAt).toEpochMilli();
+    long dbMillis;
+    try {
+      dbMillis = Instant.parse(expiresAt).toEpochMilli();
+    } catch (DateTimeParseException e) {
+      log.warn("order {}: cannot read expiresAt {}; the period timer will catch it", order.getString("orderNo"), expiresAt);
+      return;
+    }
     onContext(() -> {
       long at = dbMillis - skewMs;
       nextExpiryAt = min(nextExpiryAt, at);

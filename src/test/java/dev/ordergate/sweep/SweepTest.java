@@ -12,6 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Instant;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.ordergate.support.TestApp.expect;
@@ -189,21 +190,30 @@ class SweepTest {
     assertEquals(0, app.count("SELECT count(*) FROM coupons WHERE status = 'LOCKED'"));
   }
 
+  private static long bucket(String scrape, String le) {
+    String prefix = "ordergate_cancel_lateness_seconds_bucket{le=\"" + le + "\"} ";
+    return scrape.lines().filter(l -> l.startsWith(prefix)).findFirst()
+        .map(l -> (long) Double.parseDouble(l.substring(prefix.length()))).orElse(0L);
+  }
+
   @Test
   void sweepMetricsCountRunsCancellationsLatenessAndTheBacklog() {
     SweepFixtures.pendingOrders(app.pool, "M", 30, -90, true);
     app.verticle.sweeper().reconfigure(SweepFixtures.config(10, 2, 0)).await();
     double runsBefore = app.metric("ordergate.sweep.runs", "result", "ok");
     double cancelledBefore = app.metric("ordergate.sweep.cancelled");
+    String scrapeBefore = app.call(HttpMethod.GET, "/metrics", null, false).bodyAsString();
     JsonObject run = runSweep();
     assertEquals(20, run.getInteger("cancelled"), "maxBatchesPerRun caps the run");
     assertEquals(runsBefore + 1, app.metric("ordergate.sweep.runs", "result", "ok"));
     assertEquals(cancelledBefore + 20, app.metric("ordergate.sweep.cancelled"));
     assertEquals(10, app.registry.get("ordergate.overdue.orders").gauge().value());
-    var lateness = app.registry.get("ordergate.cancel.lateness").summary();
+    var lateness = app.registry.get("ordergate.cancel.lateness").timer();
     assertTrue(lateness.count() >= 20);
-    assertTrue(lateness.max() >= 89, "lateness is cancelledAt - expiresAt: " + lateness.max());
+    assertTrue(lateness.max(TimeUnit.SECONDS) >= 89, "lateness is cancelledAt - expiresAt: " + lateness.max(TimeUnit.SECONDS));
     String scrape = app.call(HttpMethod.GET, "/metrics", null, false).bodyAsString();
+    assertEquals(bucket(scrapeBefore, "60.0"), bucket(scrape, "60.0"), "90 s late is not within 60 s");
+    assertEquals(bucket(scrapeBefore, "120.0") + 20, bucket(scrape, "120.0"), "90 s late is within 120 s");
     for (String name : new String[] {"ordergate_sweep_runs_total{result=\"ok\"}", "ordergate_sweep_cancelled_total",
         "ordergate_sweep_duration_seconds_count", "ordergate_cancel_lateness_seconds_bucket",
         "ordergate_overdue_orders", "ordergate_transitions_total{source=\"TIMEOUT_SWEEP\",to=\"CANCELLED\"}"}) {
