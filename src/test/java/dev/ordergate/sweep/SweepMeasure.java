@@ -39,6 +39,7 @@ public final class SweepMeasure {
   public static void main(String[] args) {
     int orders = 100_000;
     int repeats = 15;
+    int rounds = 1;
     List<Integer> pending = List.of(10_000, 1_000_000);
     boolean sweep = true;
     boolean claim = true;
@@ -48,6 +49,7 @@ public final class SweepMeasure {
       switch (args[i]) {
         case "--orders" -> orders = Integer.parseInt(args[++i]);
         case "--repeats" -> repeats = Integer.parseInt(args[++i]);
+        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
         case "--pending" -> pending = java.util.Arrays.stream(args[++i].split(",")).map(Integer::valueOf).toList();
         case "--skip-sweep" -> sweep = false;
         case "--skip-claim" -> claim = false;
@@ -57,7 +59,7 @@ public final class SweepMeasure {
           lateSpread = v.length > 1 ? Integer.parseInt(v[1]) : 20;
         }
         default -> {
-          System.err.println("usage: SweepMeasure [--orders N] [--pending a,b] [--repeats R] [--skip-sweep] [--skip-claim]"
+          System.err.println("usage: SweepMeasure [--orders N] [--pending a,b] [--repeats R] [--rounds R] [--skip-sweep] [--skip-claim]"
               + " [--lateness ORDERS,SECONDS]");
           System.exit(2);
         }
@@ -66,7 +68,7 @@ public final class SweepMeasure {
     Vertx vertx = Vertx.vertx();
     try {
       if (sweep) {
-        measureSweeps(vertx, orders);
+        measureSweeps(vertx, orders, rounds);
       }
       if (claim) {
         measureClaims(vertx, pending, repeats);
@@ -97,47 +99,65 @@ public final class SweepMeasure {
 
   // ---- 1. one run over N overdue orders -------------------------------------------------------
 
-  private static void measureSweeps(Vertx vertx, int n) {
+  private static void measureSweeps(Vertx vertx, int n, int rounds) {
     try (Db db = Db.fresh(vertx)) {
       System.out.println(db.pool.query("SELECT version()").execute().await().iterator().next().getString(0)
           + "; cores: " + Runtime.getRuntime().availableProcessors());
-      System.out.printf(Locale.ROOT, "%n## One sweep run over %,d overdue orders (2 items each, half with a coupon)%n%n", n);
-      System.out.println("| batchSize x maxBatchesPerRun | runs | batches | cancelled | seconds | orders/s |");
+      System.out.printf(Locale.ROOT, "%n## Sweeping %,d overdue orders (2 items each, half with a coupon), %d round(s)%n%n",
+          n, rounds);
+      System.out.println("| batchSize x maxBatchesPerRun | runs | batches | cancelled | seconds: median (min..max) | orders/s (median) |");
       System.out.println("|---|---|---|---|---|---|");
       int[][] shapes = {{500, 50}, {500, n / 500 + 1}, {2_000, n / 2_000 + 1}, {n, 1}};
       for (int[] shape : shapes) {
-        db.pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
-            + "sweep_runs CASCADE").execute().await();
-        SweepFixtures.pendingOrders(db.pool, "SW", n, -60, true);
-        db.pool.query("VACUUM ANALYZE").execute().await();
-        SweepConfig cfg = SweepFixtures.config(shape[0], shape[1], 0);
-        Sweeper sweeper = SweepFixtures.sweeper(vertx, db.pool, cfg, "measure", BatchHook.NONE);
-        long t0 = System.nanoTime();
-        int runs = 0;
-        int batches = 0;
-        int cancelled = 0;
-        while (cancelled < n) {
-          SweepRun run = sweeper.runNow().await();
-          if (run.error() != null) {
-            throw new IllegalStateException(run.error());
-          }
-          runs++;
-          batches += run.batches();
-          cancelled += run.cancelled();
-          if (run.cancelled() == 0) {
-            break;
-          }
+        List<Double> times = new ArrayList<>();
+        int[] counts = new int[3];
+        for (int round = 0; round < rounds; round++) {
+          times.add(sweepOnce(vertx, db, n, shape, counts));
         }
-        double seconds = (System.nanoTime() - t0) / 1e9;
-        long check = db.pool.query("SELECT count(*) FROM orders WHERE status = 'CANCELLED'").execute().await()
-            .iterator().next().getLong(0);
-        if (check != n) {
-          throw new IllegalStateException("cancelled " + check + " of " + n);
-        }
-        System.out.printf(Locale.ROOT, "| %d x %d | %d | %d | %,d | %.2f | %,.0f |%n",
-            shape[0], shape[1], runs, batches, cancelled, seconds, cancelled / seconds);
+        List<Double> sorted = new ArrayList<>(times);
+        Collections.sort(sorted);
+        double median = median(times);
+        System.out.printf(Locale.ROOT, "| %d x %d | %d | %d | %,d | %.2f (%.2f..%.2f) | %,.0f |%n",
+            shape[0], shape[1], counts[0], counts[1], counts[2], median, sorted.get(0), sorted.get(sorted.size() - 1),
+            counts[2] / median);
       }
     }
+  }
+
+  /** One full sweep of n fresh overdue orders with the given shape; seconds; counts = runs, batches, cancelled. */
+  private static double sweepOnce(Vertx vertx, Db db, int n, int[] shape, int[] counts) {
+    db.pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
+        + "sweep_runs CASCADE").execute().await();
+    SweepFixtures.pendingOrders(db.pool, "SW", n, -60, true);
+    db.pool.query("VACUUM ANALYZE").execute().await();
+    SweepConfig cfg = SweepFixtures.config(shape[0], shape[1], 0);
+    Sweeper sweeper = SweepFixtures.sweeper(vertx, db.pool, cfg, "measure", BatchHook.NONE);
+    long t0 = System.nanoTime();
+    int runs = 0;
+    int batches = 0;
+    int cancelled = 0;
+    while (cancelled < n) {
+      SweepRun run = sweeper.runNow().await();
+      if (run.error() != null) {
+        throw new IllegalStateException(run.error());
+      }
+      runs++;
+      batches += run.batches();
+      cancelled += run.cancelled();
+      if (run.cancelled() == 0) {
+        break;
+      }
+    }
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    long check = db.pool.query("SELECT count(*) FROM orders WHERE status = 'CANCELLED'").execute().await()
+        .iterator().next().getLong(0);
+    if (check != n) {
+      throw new IllegalStateException("cancelled " + check + " of " + n);
+    }
+    counts[0] = runs;
+    counts[1] = batches;
+    counts[2] = cancelled;
+    return seconds;
   }
 
   // ---- 2. the claim at N pending, not yet due orders ------------------------------------------
