@@ -1,5 +1,8 @@
 package dev.ordergate.sweep;
 
+import dev.ordergate.db.Params;
+import dev.ordergate.domain.TransitionSource;
+import dev.ordergate.gate.CancellationEffects;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -16,11 +19,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
-import static dev.ordergate.support.TestApp.expect;
 import static dev.ordergate.support.TestApp.payment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -94,49 +98,118 @@ class SweepConcurrencyTest {
 
   @Test
   void aSweepRacingCallbacksLeavesEveryOrderInOneTerminalState() {
-    int n = 200;
-    SweepFixtures.pendingOrders(app.pool, "RC", n, -60, true);
     Sweeper sweeper = SweepFixtures.sweeper(app.vertx, app.pool, SweepFixtures.config(5, 1_000, 0), "racer",
         BatchHook.NONE);
-    // Callbacks start from the newest order, the sweep from the oldest: they meet in the middle.
+    List<String> anomalies = race(() -> sweeper.runNow().compose(run -> run.error() == null
+        ? Future.succeededFuture(run.cancelled())
+        : Future.failedFuture(new IllegalStateException(run.error()))));
+    assertEquals(List.of(), anomalies);
+  }
+
+  /** The race check can fail: a check-then-act sweep (read, then cancel unconditionally) is caught. */
+  @Test
+  void theRaceCheckCatchesACheckThenActSweep() {
+    List<String> anomalies = race(this::checkThenActSweep);
+    log.info("anomalies found with a check-then-act sweep: {}", anomalies);
+    assertTrue(!anomalies.isEmpty(), "a broken sweep must be detected");
+  }
+
+  /** Deliberately broken: reads due orders without a lock, waits a moment, cancels them without a status condition. */
+  private Future<Integer> checkThenActSweep() {
+    return app.pool.query("SELECT order_no FROM orders WHERE status = 'PENDING_PAYMENT' AND expires_at <= now() "
+            + "ORDER BY expires_at LIMIT 5").execute()
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.succeededFuture(0);
+          }
+          List<String> due = new ArrayList<>();
+          rows.forEach(r -> due.add(r.getString(0)));
+          return app.vertx.timer(20).compose(t -> app.pool.withTransaction(conn -> conn.preparedQuery(
+                      "UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = 'TIMEOUT_SWEEP' "
+                          + "WHERE order_no = ANY($1::text[])").execute(Params.array(due.toArray(String[]::new)))
+                  .compose(v -> new CancellationEffects().apply(conn, new CancellationEffects.Cancelled(due,
+                      Collections.nCopies(due.size(), "broken"), Collections.nCopies(due.size(), "broken")),
+                      TransitionSource.TIMEOUT_SWEEP))))
+              .compose(v -> checkThenActSweep().map(n -> n + due.size()));
+        });
+  }
+
+  /**
+   * 200 due orders; each gets one SUCCESS callback while {@code sweep} runs. Callbacks start from the
+   * newest order, the sweep from the oldest: they meet in the middle. Answers every anomaly found.
+   */
+  private List<String> race(Supplier<Future<Integer>> sweep) {
+    app.truncate();
+    int n = 200;
+    SweepFixtures.pendingOrders(app.pool, "RC", n, -60, true);
+    List<String> anomalies = new ArrayList<>();
     List<Future<HttpResponse<Buffer>>> callbacks = new ArrayList<>();
-    Future<SweepRun> sweep = sweeper.runNow();
+    Future<Integer> swept = sweep.get();
     for (int i = n; i >= 1; i--) {
       callbacks.add(app.callbackAsync(payment("TX" + i, "RC" + i, SweepFixtures.AMOUNT_CENTS)));
     }
-    Future.all(callbacks).await();
-    SweepRun run = sweep.await();
-    assertNull(run.error());
-
+    Future.join(callbacks).transform(v -> Future.succeededFuture()).await();
+    swept.transform(v -> Future.succeededFuture()).await();
+    if (swept.failed()) {
+      anomalies.add("sweep failed: " + swept.cause().getMessage());
+    }
     Map<String, String> outcomes = new HashMap<>();
-    for (int i = 0; i < n; i++) {
-      var body = expect(callbacks.get(i).result(), 200).bodyAsJsonObject();
+    for (Future<HttpResponse<Buffer>> f : callbacks) {
+      if (f.failed() || f.result().statusCode() != 200) {
+        anomalies.add("callback failed: " + (f.failed() ? f.cause() : f.result().bodyAsString()));
+        continue;
+      }
+      var body = f.result().bodyAsJsonObject();
       outcomes.put(body.getString("orderNo"), body.getString("outcome"));
     }
-    long applied = outcomes.values().stream().filter("APPLIED"::equals).count();
     long late = outcomes.values().stream().filter("LATE_AFTER_CANCEL"::equals).count();
-    log.info("race: {} paid, {} cancelled by the sweep (in {} batches)", applied, late, run.batches());
-    assertEquals(n, applied + late, "every callback either paid its order or lost to the sweep: " + outcomes);
-
+    log.info("race: {} paid, {} lost to the sweep", outcomes.size() - late, late);
+    outcomes.forEach((orderNo, outcome) -> {
+      if (!outcome.equals("APPLIED") && !outcome.equals("LATE_AFTER_CANCEL")) {
+        anomalies.add(orderNo + ": callback answered " + outcome);
+      }
+    });
+    long cancelled = 0;
     for (Row r : app.rows("SELECT order_no, status, coupon_code FROM orders")) {
       String orderNo = r.getString("order_no");
-      String expected = outcomes.get(orderNo).equals("APPLIED") ? "PAID" : "CANCELLED";
-      assertEquals(expected, r.getString("status"), orderNo);
+      String outcome = outcomes.get(orderNo);
+      String expected = "APPLIED".equals(outcome) ? "PAID" : "LATE_AFTER_CANCEL".equals(outcome) ? "CANCELLED" : "?";
+      if (!expected.equals(r.getString("status"))) {
+        anomalies.add(orderNo + ": status " + r.getString("status") + " but the callback answered " + outcome);
+      }
+      cancelled += "CANCELLED".equals(r.getString("status")) ? 1 : 0;
       if (r.getString("coupon_code") != null) {
-        assertEquals(expected.equals("PAID") ? "USED" : "AVAILABLE", app.couponStatus(r.getString("coupon_code")), orderNo);
+        String coupon = app.couponStatus(r.getString("coupon_code"));
+        String want = "PAID".equals(r.getString("status")) ? "USED" : "CANCELLED".equals(r.getString("status"))
+            ? "AVAILABLE" : "LOCKED";
+        if (!want.equals(coupon)) {
+          anomalies.add(orderNo + ": coupon " + coupon + " on a " + r.getString("status") + " order");
+        }
       }
     }
-    assertEquals(late, run.cancelled());
-    assertEquals(n, app.count("SELECT count(DISTINCT order_no) FROM order_transitions WHERE from_status = 'PENDING_PAYMENT'"));
-    assertEquals(n, app.count("SELECT count(*) FROM order_transitions WHERE from_status = 'PENDING_PAYMENT'"));
-    assertEquals(late, app.count("SELECT count(*) FROM order_transitions WHERE source = 'TIMEOUT_SWEEP'"));
-    assertEquals(late, app.count("SELECT count(*) FROM exception_orders WHERE kind = 'LATE_AFTER_CANCEL'"));
-    assertEquals(0, app.count("SELECT count(*) FROM exception_orders WHERE kind <> 'LATE_AFTER_CANCEL'"));
-    assertEquals(late, app.stock(SweepFixtures.SKU_A));
-    assertEquals(2 * late, app.stock(SweepFixtures.SKU_B));
-    assertEquals(0, app.count("""
+    check(anomalies, "orders with other than one exit transition", app.count("""
+        SELECT count(*) FROM orders o WHERE (SELECT count(*) FROM order_transitions t
+          WHERE t.order_no = o.order_no AND t.from_status = 'PENDING_PAYMENT') <> 1"""), 0);
+    check(anomalies, "sweep transitions", app.count(
+        "SELECT count(*) FROM order_transitions WHERE source = 'TIMEOUT_SWEEP'"), cancelled);
+    check(anomalies, "LATE_AFTER_CANCEL exceptions", app.count(
+        "SELECT count(*) FROM exception_orders WHERE kind = 'LATE_AFTER_CANCEL'"), late);
+    check(anomalies, "other exceptions", app.count(
+        "SELECT count(*) FROM exception_orders WHERE kind <> 'LATE_AFTER_CANCEL'"), 0);
+    check(anomalies, "stock " + SweepFixtures.SKU_A, app.stock(SweepFixtures.SKU_A), cancelled);
+    check(anomalies, "stock " + SweepFixtures.SKU_B, app.stock(SweepFixtures.SKU_B), 2 * cancelled);
+    check(anomalies, "RETURN rows of orders not cancelled", app.count("""
         SELECT count(*) FROM inventory_ledger l JOIN orders o ON o.order_no = l.order_no
-        WHERE l.kind = 'RETURN' AND o.status <> 'CANCELLED'"""));
-    assertTrue(app.count("SELECT count(*) FROM orders WHERE status = 'PENDING_PAYMENT'") == 0);
+        WHERE l.kind = 'RETURN' AND o.status <> 'CANCELLED'"""), 0);
+    if (swept.succeeded()) {
+      check(anomalies, "cancellations the sweep reported", swept.result(), cancelled);
+    }
+    return anomalies;
+  }
+
+  private static void check(List<String> anomalies, String what, long actual, long expected) {
+    if (actual != expected) {
+      anomalies.add(what + ": " + actual + ", expected " + expected);
+    }
   }
 }
