@@ -24,7 +24,8 @@ public record AppConfig(
     String adminToken,
     boolean adminTokenGenerated,
     CallbacksConfig callbacks,
-    OutboxConfig outbox) {
+    OutboxConfig outbox,
+    SweepConfig sweep) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
 
@@ -60,7 +61,8 @@ public record AppConfig(
         token,
         generated,
         CallbacksConfig.from(r, poolSize),
-        OutboxConfig.from(r));
+        OutboxConfig.from(r),
+        SweepConfig.from(r));
   }
 
   private static Map<String, ChannelConfig> channels(ConfigReader r) {
