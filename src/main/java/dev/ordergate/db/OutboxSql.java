@@ -33,25 +33,6 @@ public final class OutboxSql {
       WHERE o.order_no = ANY($1::text[])
       ORDER BY o.order_no, e.ord""";
 
-  /** ORDER_PAID (for the warehouse) then NOTIFY_SMS for each paid order ({@code $1}); {@code $2} the template. */
-  public static final String INSERT_PAID_EVENTS = """
-      INSERT INTO outbox_events (type, order_no, payload)
-      SELECT e.type, o.order_no, e.payload
-      FROM orders o
-      CROSS JOIN LATERAL (VALUES
-          (1, 'ORDER_PAID', jsonb_build_object(
-              'orderNo', o.order_no, 'userId', o.user_id, 'amountCents', o.amount_cents,
-              'paidAt', o.paid_at, 'channel', o.paid_channel, 'txnId', o.paid_txn_id,
-              'items', (SELECT jsonb_agg(jsonb_build_object('sku', i.sku, 'qty', i.qty,
-                                                            'unitPriceCents', i.unit_price_cents) ORDER BY i.sku)
-                          FROM order_items i WHERE i.order_no = o.order_no))),
-          (2, 'NOTIFY_SMS', jsonb_build_object(
-              'template', $2::text, 'userId', o.user_id, 'orderNo', o.order_no,
-              'params', jsonb_build_object('amountCents', o.amount_cents)))
-      ) AS e(ord, type, payload)
-      WHERE o.order_no = ANY($1::text[])
-      ORDER BY o.order_no, e.ord""";
-
   // ---- the relay ------------------------------------------------------------------------------
 
   /**
