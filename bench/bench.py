@@ -35,12 +35,13 @@ SIZES = {
     "pgbench_warmup_seconds": (5, 1),
     "pgbench_rounds": (2, 1),         # pgbench before and after the service, side by side
     "service_seconds": (20, 3),       # target length of each closed-loop run
-    "service_warmup": (20000, 2000),  # callbacks sent before the measured runs
+    "service_warmup": (30000, 3000),
+    "client_warmup": (5000, 500),     # per replay run: warms the load generator's JVM, not counted  # callbacks sent before the measured runs
     "open_seconds": (20, 3),
     "sweep_orders": (100000, 10000),
     "sweep_repeats": (3, 1),
     "claim_pending": ((10000, 1000000), (10000, 100000)),
-    "claim_repeats": (31, 11),
+    "claim_repeats": (20, 6),   # per round; 5 alternating rounds
     "late_orders": (20000, 2000),
     "late_spread_seconds": (20, 5),
 }
@@ -187,7 +188,7 @@ class Bench:
         self.pgbench(db, "callback.sql", z["pgbench_warmup_seconds"])
         pgbench_round()
         log("service warm-up (closed loop, 64 connections)")
-        warm = self.replay(db, "warm", z["service_warmup"], connections=64)
+        warm = self.replay(db, "warm", z["service_warmup"], connections=64, warmup=0)
         rate = max(warm["throughputPerSecond"], 500)
         closed = {}
         for c in (64, 256):
@@ -195,6 +196,15 @@ class Bench:
             log(f"service closed loop, {c} connections, {n} callbacks")
             closed[c] = self.replay(db, f"c{c}", n, connections=c)
             rate = max(closed[c]["throughputPerSecond"], 500)
+        wrk_runs = {}
+        if shutil.which("wrk"):
+            est = max(closed[64]["throughputPerSecond"], closed[256]["throughputPerSecond"]) * 3
+            for c in (64, 256):
+                n = int(est * z["service_seconds"] * 1.2)
+                log(f"service closed loop through wrk (pre-signed), {c} connections, up to {n} callbacks")
+                wrk_runs[c] = self.wrk(db, f"w{c}", n, c, z["service_seconds"])
+        else:
+            log("wrk is not installed: the wrk rows are skipped (apt-get install wrk)")
         rss_closed = svc.memory()
         if z["pgbench_rounds"] > 1:
             pgbench_round()
@@ -206,7 +216,7 @@ class Bench:
         rss_all = svc.memory()
         self.stop_service(svc)
         self.results["callbacks"] = {"pgbench": pg, "closed": closed, "open": open_loop, "openRate": half,
-                                     "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm}
+                                     "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm, "wrk": wrk_runs}
         self.drop_db(db)
 
     def pgbench(self, db, script, seconds):
@@ -221,9 +231,12 @@ class Bench:
         cmd = ["pgbench", "-n", "-M", "prepared", "-c", "16", "-j", "2", "-T", str(seconds), "-l",
                "--log-prefix", os.path.join(logdir, "tx"), "-f", os.path.join(ROOT, "scripts", "pgbench", script),
                self.url(db)]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=logdir)
-        if r.returncode != 0:
-            raise RuntimeError(f"pgbench failed: {r.stderr.strip()}")
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=logdir)
+        with CpuMeter(self, db, None, p.pid) as meter:
+            stdout, stderr = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(f"pgbench failed: {stderr.strip()}")
+        r = subprocess.CompletedProcess(cmd, p.returncode, stdout, stderr)
         m = re.search(r"tps = ([\d.]+) \((?:without initial connection time|excluding connections establishing)",
                       r.stdout)
         tps = float(m.group(1))
@@ -238,13 +251,16 @@ class Bench:
         self.pgb_best = max(getattr(self, "pgb_best", 0), tps)
         lat.sort()
         res = {"script": script, "tps": tps, "seconds": seconds, "transactions": len(lat),
-               "p50": pct(lat, 50) / 1000, "p99": pct(lat, 99) / 1000}
+               "p50": pct(lat, 50) / 1000, "p99": pct(lat, 99) / 1000, "cpu": meter.seconds()}
         log(f"pgbench {script}: {tps:.0f} tps, p50 {res['p50']:.1f} ms, p99 {res['p99']:.1f} ms")
         return res
 
-    def replay(self, db, name, n, connections, rate=0):
-        """n fresh pending orders (inserted directly) and one SUCCESS callback each, replayed."""
+    def replay(self, db, name, n, connections, rate=0, warmup=None):
+        """n fresh pending orders (inserted directly) and one SUCCESS callback each, replayed after
+        `warmup` more (closed loop, outside the figures) that warm the load generator's own JVM."""
+        warmup = self.size["client_warmup"] if warmup is None else warmup
         prefix = f"B{name}-"
+        n_measured, n = n, n + warmup
         self.psql(db, f"""INSERT INTO orders (order_no, user_id, status, amount_cents, request_hash, expires_at)
             SELECT '{prefix}' || g, 'bench', 'PENDING_PAYMENT', 1000, 'bench', now() + interval '1 day'
             FROM generate_series(1, {n}) g""")
@@ -261,18 +277,65 @@ class Bench:
                "--report", report]
         if rate:
             cmd += ["--rate", f"{rate:.1f}"]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=self.tmp)
+        if warmup:
+            cmd += ["--warmup", str(warmup)]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
+        with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter:
+            stdout, stderr = p.communicate()
+        r = subprocess.CompletedProcess(cmd, p.returncode, stdout, stderr)
         if r.returncode == 2 or not os.path.exists(report):
             raise RuntimeError(f"replay failed ({r.returncode}): {r.stdout[-2000:]} {r.stderr[-2000:]}")
         with open(report) as f:
             res = json.load(f)
+        res["cpu"] = meter.seconds()
         applied = res.get("outcomes", {}).get("APPLIED", 0)
         res["applied"] = applied
-        res["ok"] = r.returncode == 0 and applied == n
+        res["ok"] = r.returncode == 0 and applied == n_measured
         log(f"replay {name}: {res['throughputPerSecond']:.0f}/s over {res['seconds']} s, "
-            f"p50 {res['latencyMs']['p50']} ms, p99 {res['latencyMs']['p99']} ms, applied {applied}/{n}"
+            f"p50 {res['latencyMs']['p50']} ms, p99 {res['latencyMs']['p99']} ms, applied {applied}/{n_measured}"
             + ("" if res["ok"] else f" NOT ALL OK: status {res.get('status')} errors {res.get('errors')}"))
         os.remove(path)
+        return res
+
+    def wrk(self, db, name, n, connections, seconds):
+        """The same callbacks through wrk (a C client, far cheaper per request than the JVM replay
+        tool): the replay tool pre-signs them (--emit-wrk), wrk sends them closed loop for `seconds`."""
+        prefix = f"B{name}-"
+        self.psql(db, f"""INSERT INTO orders (order_no, user_id, status, amount_cents, request_hash, expires_at)
+            SELECT '{prefix}' || g, 'bench', 'PENDING_PAYMENT', 1000, 'bench', now() + interval '1 day'
+            FROM generate_series(1, {n}) g""")
+        self.psql(db, "VACUUM ANALYZE orders")
+        path = os.path.join(self.tmp, f"{name}.jsonl")
+        with open(path, "w") as f:
+            for i in range(1, n + 1):
+                f.write(json.dumps({"offsetMs": 0, "channel": CHANNEL, "body": {
+                    "txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000, "status": "SUCCESS"}},
+                    separators=(",", ":")) + "\n")
+        lua = os.path.join(self.tmp, f"{name}.lua")
+        r = subprocess.run(["java", "-jar", self.replay_jar, "replay", "run", "--file", path, "--emit-wrk", lua,
+                            "--channel", CHANNEL, "--secret", secret_of_channel()], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"replay --emit-wrk failed: {r.stdout[-1000:]} {r.stderr[-1000:]}")
+        cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", lua, self.cb_svc.base]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
+        with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter:
+            stdout, stderr = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(f"wrk failed: {stderr}")
+        total = int(re.search(r"(\d+) requests in", stdout).group(1))
+        rps = float(re.search(r"Requests/sec:\s+([\d.]+)", stdout).group(1))
+        bad = re.search(r"Non-2xx or 3xx responses: (\d+)", stdout)
+        lat = {}
+        for q, v, unit in re.findall(r"^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s)\s*$", stdout, re.M):
+            lat[q] = float(v) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+        paid = int(self.psql(db, f"SELECT count(*) FROM orders WHERE order_no LIKE '{prefix}%' AND status = 'PAID'"))
+        res = {"throughputPerSecond": rps, "requests": total, "paid": paid, "non2xx": int(bad.group(1)) if bad else 0,
+               "p50": lat.get("50"), "p99": lat.get("99"), "seconds": seconds, "cpu": meter.seconds()}
+        res["ok"] = res["non2xx"] == 0 and paid == min(total, n)
+        log(f"wrk {name}: {rps:.0f}/s, p50 {res['p50']} ms, p99 {res['p99']} ms, {total} requests, {paid} paid"
+            + ("" if total <= n else f" ({total - n} were repeats: answered as duplicates)"))
+        os.remove(path)
+        os.remove(lua)
         return res
 
     # ---- 3: sweep vs set-based SQL --------------------------------------------------------------
@@ -324,9 +387,13 @@ class Bench:
     # ---- 4: claim cost -------------------------------------------------------------------------
 
     def item_claim(self):
+        """Both databases built first, then measured in alternation (rounds), so drift of the shared
+        machine's load hits both alike; each round is one psql session that PREPAREs the claim
+        exactly as the sweep sends it and runs it `claim_repeats` times, each in a rolled-back
+        transaction, under EXPLAIN ANALYZE."""
         z = self.size
         claim_sql = claim_statement()
-        out = {}
+        dbs = {}
         for n in z["claim_pending"]:
             db = self.create_db(f"claim{n}", template=self.tpl)
             log(f"claim: {n} pending, not yet due orders + one batch (500) due")
@@ -337,22 +404,32 @@ class Bench:
                 SELECT 'D' || g, 'u', 'PENDING_PAYMENT', 1000, 'fixture', now() - interval '60 seconds' + g * interval '1 microsecond'
                 FROM generate_series(1, 500) g""")
             self.psql(db, "VACUUM ANALYZE orders")
-            stmt = claim_sql.replace("$1", "$1::float8").replace("$2", "$2::int")
-            script = ["PREPARE claim(float8, int) AS " + stmt + ";"]
-            for _ in range(z["claim_repeats"]):
-                script += ["BEGIN;", "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim(0, 500);", "ROLLBACK;"]
-            path = os.path.join(self.tmp, "claim.sql")
-            with open(path, "w") as f:
-                f.write("\n".join(script) + "\n")
-            text = self.psql(db, file=path)
-            execs = [float(x) for x in re.findall(r'"Execution Time": ([\d.]+)', text)]
-            plans = [float(x) for x in re.findall(r'"Planning Time": ([\d.]+)', text)]
-            rows = re.findall(r'"Node Type": "LockRows",.*?"Actual Rows": (\d+)', text, re.S)
-            index = "orders_pending_expiry" in text and '"Seq Scan"' not in text
-            out[n] = {"execMs": statistics.median(execs), "planMs": statistics.median(plans),
-                      "rows": int(rows[-1]) if rows else None, "index": index, "repeats": len(execs)}
+            dbs[n] = db
+        stmt = claim_sql.replace("$1", "$1::float8").replace("$2", "$2::int")
+        script = ["PREPARE claim(float8, int) AS " + stmt + ";"]
+        for _ in range(z["claim_repeats"]):
+            script += ["BEGIN;", "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE claim(0, 500);", "ROLLBACK;"]
+        path = os.path.join(self.tmp, "claim.sql")
+        with open(path, "w") as f:
+            f.write("\n".join(script) + "\n")
+        acc = {n: {"exec": [], "plan": [], "rows": [], "index": True} for n in dbs}
+        for _ in range(5):
+            for n, db in dbs.items():
+                text = self.psql(db, file=path)
+                a = acc[n]
+                a["exec"] += [float(x) for x in re.findall(r'"Execution Time": ([\d.]+)', text)]
+                a["plan"] += [float(x) for x in re.findall(r'"Planning Time": ([\d.]+)', text)]
+                a["rows"] += [int(x) for x in re.findall(r'"Node Type": "LockRows",.*?"Actual Rows": (\d+)', text, re.S)]
+                a["index"] &= "orders_pending_expiry" in text and '"Seq Scan"' not in text
+                a["sorted"] = a.get("sorted", 0) + sum('"Sort"' in c for c in text.split('"Execution Time"')[:-1])
+        out = {}
+        for n, a in acc.items():
+            out[n] = {"execMs": statistics.median(a["exec"]), "planMs": statistics.median(a["plan"]),
+                      "p90ExecMs": sorted(a["exec"])[int(len(a["exec"]) * 0.9)],
+                      "rows": min(a["rows"]) if a["rows"] else None, "index": a["index"], "repeats": len(a["exec"]),
+                      "sorted": a.get("sorted", 0)}
             log(f"claim at {n}: {out[n]}")
-            self.drop_db(db)
+            self.drop_db(dbs[n])
         self.results["claim"] = out
 
     # ---- 5: lateness in precise mode ------------------------------------------------------------
@@ -402,6 +479,10 @@ class Bench:
             r = cb["closed"][c]
             best = max(best, r["throughputPerSecond"])
         ratio = best / pg_simple
+        wrk_note = ""
+        if cb.get("wrk"):
+            wbest = max(r["throughputPerSecond"] for r in cb["wrk"].values())
+            wrk_note = f"; through wrk instead of the replay tool: {wbest:,.0f}/s, {wbest / pg_simple:.2f}x"
         lines = []
         add = lines.append
         add("| # | measurement | result | target | met |")
@@ -410,7 +491,7 @@ class Bench:
         add(f"| 1 | callbacks/s, service closed loop 64 / 256 connections vs pgbench `callback.sql` (-c 16, best of "
             f"{len(cb['pgbench']['callback.sql'])}) | {c64['throughputPerSecond']:,.0f} / {c256['throughputPerSecond']:,.0f} "
             f"vs {pg_simple:,.0f} tps: **{ratio:.2f}x** (vs `callback-full.sql` {pg_full:,.0f} tps: "
-            f"{best / pg_full:.2f}x) | >= {TARGETS['callbacks']}x | {yes(ratio >= TARGETS['callbacks'])} |")
+            f"{best / pg_full:.2f}x)" + wrk_note + f" | >= {TARGETS['callbacks']}x | {yes(ratio >= TARGETS['callbacks'])} |")
         o = cb["open"]["latencyMs"]
         add(f"| 2 | latency at half the service's max rate, open loop {cb['openRate']:,.0f}/s: p50 / p99 / p99.9 | "
             f"{o['p50']} / **{o['p99']}** / {o['p99.9']} ms (achieved {cb['open']['throughputPerSecond']:,.0f}/s) | "
@@ -441,26 +522,34 @@ class Bench:
         d = []
         add = d.append
         add("### 1. Callbacks\n")
-        add("| run | rate /s | seconds | p50 ms | p99 ms | p99.9 ms | answered 200 / APPLIED |")
-        add("|---|---|---|---|---|---|---|")
+        add("| run | rate /s | seconds | p50 ms | p99 ms | p99.9 ms | answered 200 / APPLIED | CPU µs per callback: service / load generator / PostgreSQL backends |")
+        add("|---|---|---|---|---|---|---|---|")
         for script, runs in cb["pgbench"].items():
             for i, r in enumerate(runs):
                 when = "before" if i == 0 else "after"
                 add(f"| pgbench `{script}` -c 16 -j 2 -M prepared ({when} the service) | {r['tps']:,.0f} | "
-                    f"{r['seconds']} | {r['p50']:.1f} | {r['p99']:.1f} | | {r['transactions']:,} tx |")
+                    f"{r['seconds']} | {r['p50']:.1f} | {r['p99']:.1f} | | {r['transactions']:,} tx | {cpu(r, r['transactions'])} |")
         w = cb["warm"]
         add(f"| service warm-up, closed loop 64 | {w['throughputPerSecond']:,.0f} | {w['seconds']} | "
-            f"{w['latencyMs']['p50']} | {w['latencyMs']['p99']} | {w['latencyMs']['p99.9']} | {w['applied']:,} |")
+            f"{w['latencyMs']['p50']} | {w['latencyMs']['p99']} | {w['latencyMs']['p99.9']} | {w['applied']:,} | "
+            f"{cpu(w, w['requests'])} |")
         for c in (64, 256):
             r = cb["closed"][c]
             add(f"| service closed loop, {c} connections | {r['throughputPerSecond']:,.0f} | {r['seconds']} | "
                 f"{r['latencyMs']['p50']} | {r['latencyMs']['p99']} | {r['latencyMs']['p99.9']} | "
-                f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} |")
+                f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | {cpu(r, r['requests'])} |")
+        for c, r in cb.get("wrk", {}).items():
+            add(f"| service closed loop through wrk (pre-signed), {c} connections | {r['throughputPerSecond']:,.0f} | "
+                f"{r['seconds']} | {r['p50']} | {r['p99']} | | {r['paid']:,} of {r['requests']:,}"
+                f"{'' if r['ok'] else ' (NOT ALL OK: ' + str(r['non2xx']) + ' non-2xx)'} | {cpu(r, r['requests'])} |")
         r = cb["open"]
         add(f"| service open loop at {cb['openRate']:,.0f}/s, 256 connections | {r['throughputPerSecond']:,.0f} | "
             f"{r['seconds']} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | {r['latencyMs']['p99.9']} | "
-            f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} |")
+            f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | {cpu(r, r['requests'])} |")
         add("")
+        add("CPU: user + system seconds from /proc/<pid>/stat during the run, divided by the callbacks (or "
+            "transactions); PostgreSQL counts the scratch database's client backends only (not the WAL writer). "
+            "The machine has " + str(self.facts['nproc']) + " CPUs for all three.\n")
         add(f"Service memory: after (1) VmHWM {rss['hwm_mb']:.0f} MB, VmRSS {rss['rss_mb']:.0f} MB; after (2) VmHWM "
             f"{cb['rssAll']['hwm_mb']:.0f} MB.\n")
         add("### 3. Sweep\n")
@@ -471,10 +560,14 @@ class Bench:
                 f"{sw['service'][i] / sw['sql'][i]:.2f} | {yes(rr['same'])} |")
         add(f"\nWork done (service, round 1): {sw['rounds'][0]['svcWork']}\n")
         add("### 4. Claim\n")
-        add("| pending (not due) | due | execution ms | planning ms | rows | index scan on orders_pending_expiry |")
-        add("|---|---|---|---|---|---|")
+        add("| pending (not due) | due | execution ms, median | p90 | planning ms | rows | uses orders_pending_expiry, no Seq Scan | executions with a Sort |")
+        add("|---|---|---|---|---|---|---|---|")
         for n in sorted(cl):
-            add(f"| {n:,} | 500 | {cl[n]['execMs']:.3f} | {cl[n]['planMs']:.3f} | {cl[n]['rows']} | {yes(cl[n]['index'])} |")
+            add(f"| {n:,} | 500 | {cl[n]['execMs']:.3f} | {cl[n]['p90ExecMs']:.3f} | {cl[n]['planMs']:.3f} | {cl[n]['rows']} | "
+                f"{yes(cl[n]['index'])} | {cl[n]['sorted']} of {cl[n]['repeats']} |")
+        add("\nA Sort appears where the planner's custom plan (the first 5 executions of each session) prefers a "
+            "bitmap scan because the due rows are a large share of a small table; the generic plan is an Index Scan "
+            "on orders_pending_expiry that stops after LIMIT rows.")
         details = "\n".join(d)
 
         f = self.facts
@@ -489,11 +582,67 @@ class Bench:
             f"- Java: {f['java']}",
             f"- service: `java {' '.join(self.jvm_opts)} -jar target/ordergate.jar` (flags from scripts/run); "
             f"callbacks.maxBatch / maxInFlight / db.poolSize as in conf/config.json; outbox relay off; "
-            f"load generator: `ordergate.jar replay run` in its own JVM on the same machine",
+            f"load generator: `ordergate.jar replay run` in its own JVM on the same machine"
+            + (f" (from {self.replay_jar})" if self.replay_jar != JAR else ""),
+            *( [f"- config overrides (--set): {', '.join(k + '=' + json.dumps(v) for k, v in self.overrides)}"]
+               if self.overrides else []),
             "",
             "",
         ]
         return "\n".join(head) + table + "\n\n" + details + "\n"
+
+
+class CpuMeter:
+    """CPU seconds (user + system, from /proc/<pid>/stat) used during a run by the service, the load
+    generator and the database's client backends, sampled every 0.25 s so that backends that come
+    and go with the run (pgbench's) are counted too."""
+
+    def __init__(self, bench, db, service_pid, client_pid):
+        self.bench, self.db = bench, db
+        self.groups = {"service": {service_pid} if service_pid else set(), "client": {client_pid}}
+        self.first, self.last = {}, {}
+        self.stop = False
+        import threading
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def backends(self):
+        out = self.bench.psql("postgres", f"SELECT pid FROM pg_stat_activity WHERE datname = '{self.db}'", check=False)
+        return {int(x) for x in out.split() if x.isdigit()}
+
+    def read(self, pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / self.tick
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def sample(self):
+        self.groups["postgres"] = self.groups.get("postgres", set()) | self.backends()
+        for group, pids in self.groups.items():
+            for pid in pids:
+                v = self.read(pid)
+                if v is not None:
+                    self.first.setdefault(pid, v)
+                    self.last[pid] = v
+
+    def loop(self):
+        while not self.stop:
+            self.sample()
+            time.sleep(0.25)
+
+    def __enter__(self):
+        self.sample()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop = True
+        self.thread.join()
+
+    def seconds(self):
+        return {g: sum(self.last.get(p, 0) - self.first.get(p, 0) for p in pids) for g, pids in self.groups.items()}
 
 
 class Service:
@@ -536,6 +685,14 @@ def pct(sorted_values, p):
     if not sorted_values:
         return 0
     return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))]
+
+
+def cpu(run, count):
+    c = run.get("cpu")
+    if not c or not count:
+        return ""
+    return " / ".join("-" if c.get(g) is None or (g == "service" and not c.get(g)) else f"{c[g] * 1e6 / count:.0f}"
+                      for g in ("service", "client", "postgres"))
 
 
 def yes(b):

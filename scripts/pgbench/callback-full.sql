@@ -1,36 +1,43 @@
--- One payment callback with every statement the service's per-callback transaction runs today
--- (dev.ordergate.gate.PaymentGate with a batch of one): claim the receipt, the conditional UPDATE,
--- the coupon, the transition, the two outbox events (ORDER_PAID, NOTIFY_SMS) and the receipt's
--- answer. Same orders and sequence as callback.sql (setup.sql); every UPDATE wins.
+-- One payment callback with exactly the statements the service's transaction runs for a batch of
+-- one (dev.ordergate.gate.PaymentGate, db/Sql.CLAIM_RECEIPTS and Sql.PAY_ORDERS): claim the
+-- receipt, then the conditional UPDATE whose RETURNING rows drive the coupon, the transition, the
+-- ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's answer, in one statement.
+-- Same orders and sequence as callback.sql (setup.sql); every UPDATE wins.
 -- pgbench -n -M prepared -c 16 -j 2 -T 20 -f callback-full.sql
 SELECT nextval('bench_seq') AS n \gset
 BEGIN;
 INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status)
   VALUES ('pgbench', 'PGB-' || :n, 'PGB-' || :n, 100, 'SUCCESS')
   ON CONFLICT (channel, txn_id) DO NOTHING RETURNING channel, txn_id;
-UPDATE orders SET status = 'PAID', paid_at = now(), paid_channel = 'pgbench', paid_txn_id = 'PGB-' || :n,
-                  closed_by = 'PAYMENT_CALLBACK'
-  WHERE order_no = 'PGB-' || :n AND status = 'PENDING_PAYMENT' AND amount_cents = 100
-  RETURNING order_no;
-UPDATE coupons SET status = 'USED', updated_at = now() WHERE order_no = 'PGB-' || :n AND status = 'LOCKED';
-INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
-  VALUES ('PGB-' || :n, 'PENDING_PAYMENT', 'PAID', 'PAYMENT_CALLBACK', 'pgbench', 'PGB-' || :n);
-INSERT INTO outbox_events (type, order_no, payload)
-  SELECT e.type, o.order_no, e.payload
-  FROM orders o
-  CROSS JOIN LATERAL (VALUES
-      (1, 'ORDER_PAID', jsonb_build_object(
-          'orderNo', o.order_no, 'userId', o.user_id, 'amountCents', o.amount_cents,
-          'paidAt', o.paid_at, 'channel', o.paid_channel, 'txnId', o.paid_txn_id,
-          'items', (SELECT jsonb_agg(jsonb_build_object('sku', i.sku, 'qty', i.qty,
-                                                        'unitPriceCents', i.unit_price_cents) ORDER BY i.sku)
-                      FROM order_items i WHERE i.order_no = o.order_no))),
-      (2, 'NOTIFY_SMS', jsonb_build_object(
-          'template', 'order_paid'::text, 'userId', o.user_id, 'orderNo', o.order_no,
-          'params', jsonb_build_object('amountCents', o.amount_cents)))
-  ) AS e(ord, type, payload)
-  WHERE o.order_no = 'PGB-' || :n
-  ORDER BY o.order_no, e.ord;
-UPDATE payment_receipts SET outcome = 'APPLIED', order_status = 'PAID'
-  WHERE channel = 'pgbench' AND txn_id = 'PGB-' || :n;
+WITH paid AS (
+    UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = 'pgbench', paid_txn_id = 'PGB-' || :n,
+                        closed_by = 'PAYMENT_CALLBACK'
+    WHERE o.order_no = 'PGB-' || :n AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = 100
+    RETURNING o.order_no, o.user_id, o.amount_cents, o.paid_at, o.paid_channel, o.paid_txn_id),
+used AS (
+    UPDATE coupons c SET status = 'USED', updated_at = now()
+    FROM paid WHERE c.order_no = paid.order_no AND c.status = 'LOCKED'),
+logged AS (
+    INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
+    SELECT order_no, 'PENDING_PAYMENT', 'PAID', 'PAYMENT_CALLBACK', paid_channel, paid_txn_id FROM paid),
+events AS (
+    INSERT INTO outbox_events (type, order_no, payload)
+    SELECT e.type, p.order_no, e.payload
+    FROM paid p
+    CROSS JOIN LATERAL (VALUES
+        (1, 'ORDER_PAID', jsonb_build_object(
+            'orderNo', p.order_no, 'userId', p.user_id, 'amountCents', p.amount_cents,
+            'paidAt', p.paid_at, 'channel', p.paid_channel, 'txnId', p.paid_txn_id,
+            'items', (SELECT jsonb_agg(jsonb_build_object('sku', i.sku, 'qty', i.qty,
+                                                          'unitPriceCents', i.unit_price_cents) ORDER BY i.sku)
+                        FROM order_items i WHERE i.order_no = p.order_no))),
+        (2, 'NOTIFY_SMS', jsonb_build_object(
+            'template', 'order_paid'::text, 'userId', p.user_id, 'orderNo', p.order_no,
+            'params', jsonb_build_object('amountCents', p.amount_cents)))
+    ) AS e(ord, type, payload)
+    ORDER BY p.order_no, e.ord),
+receipts AS (
+    UPDATE payment_receipts r SET outcome = 'APPLIED', order_status = 'PAID'
+    FROM paid WHERE r.channel = paid.paid_channel AND r.txn_id = paid.paid_txn_id)
+SELECT order_no FROM paid;
 END;
