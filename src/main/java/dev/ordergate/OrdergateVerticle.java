@@ -11,10 +11,13 @@ import dev.ordergate.http.CallbackRoutes;
 import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
 import dev.ordergate.http.OrderRoutes;
+import dev.ordergate.http.ReconcileRoutes;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
 import dev.ordergate.orders.OrderService;
 import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.reconcile.ReconcileMonitor;
+import dev.ordergate.reconcile.Reconciler;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -45,6 +48,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private final Clock clock;
   private Pool pool;
   private HttpServer server;
+  private ReconcileMonitor reconcileMonitor;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
     this.config = config;
@@ -67,6 +71,7 @@ public final class OrdergateVerticle extends VerticleBase {
         })
         .onSuccess(s -> {
           server = s;
+          reconcileMonitor.start();
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
         });
   }
@@ -86,6 +91,9 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         cb -> paymentGate.apply(List.of(cb)).map(results -> results.get(0)), metrics).router(vertx));
     root.route("/admin/*").subRouter(new AdminRoutes(config.adminToken(), catalog, cancelGate).router(vertx));
+    reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
+    root.route("/admin/*").subRouter(new ReconcileRoutes(
+        new AdminRoutes(config.adminToken(), catalog, cancelGate), reconcileMonitor).router(vertx));
     root.route().failureHandler(Failures::handle);
     root.errorHandler(404, Failures::handle);
     root.errorHandler(405, Failures::handle);
@@ -103,6 +111,9 @@ public final class OrdergateVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    if (reconcileMonitor != null) {
+      reconcileMonitor.stop();
+    }
     return pool == null ? Future.succeededFuture() : pool.close();
   }
 }

@@ -22,7 +22,8 @@ public record AppConfig(
     Map<String, ChannelConfig> channels,
     long autoRefundMaxCents,
     String adminToken,
-    boolean adminTokenGenerated) {
+    boolean adminTokenGenerated,
+    ReconcileConfig reconcile) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
 
@@ -55,7 +56,8 @@ public record AppConfig(
         channels(r),
         r.integer("payments.autoRefundMaxCents", 10_000, 0, Long.MAX_VALUE),
         token,
-        generated);
+        generated,
+        ReconcileConfig.from(r));
   }
 
   private static Map<String, ChannelConfig> channels(ConfigReader r) {
