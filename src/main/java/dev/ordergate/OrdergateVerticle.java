@@ -3,6 +3,7 @@ package dev.ordergate;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.Migrations;
+import dev.ordergate.gate.CallbackCoalescer;
 import dev.ordergate.gate.CancelGate;
 import dev.ordergate.gate.CancellationEffects;
 import dev.ordergate.gate.PaymentGate;
@@ -31,7 +32,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
-import java.util.List;
 
 /**
  * The service: migrates the schema, builds the pool and the components, mounts the routes and
@@ -81,6 +81,8 @@ public final class OrdergateVerticle extends VerticleBase {
     CancellationEffects cancellationEffects = new CancellationEffects();
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics);
     PaymentGate paymentGate = new PaymentGate(pool, metrics);
+    CallbackCoalescer coalescer = new CallbackCoalescer(paymentGate,
+        config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
     OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), created -> { });
     CatalogService catalog = new CatalogService(pool);
 
@@ -89,7 +91,7 @@ public final class OrdergateVerticle extends VerticleBase {
     new HealthRoutes(pool, registry).mount(vertx, root);
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
-        cb -> paymentGate.apply(List.of(cb)).map(results -> results.get(0)), metrics).router(vertx));
+        coalescer::submit, metrics).router(vertx));
     root.route("/admin/*").subRouter(new AdminRoutes(config.adminToken(), catalog, cancelGate).router(vertx));
     reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
     root.route("/admin/*").subRouter(new ReconcileRoutes(

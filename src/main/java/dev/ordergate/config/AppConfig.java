@@ -23,6 +23,7 @@ public record AppConfig(
     long autoRefundMaxCents,
     String adminToken,
     boolean adminTokenGenerated,
+    CallbacksConfig callbacks,
     ReconcileConfig reconcile) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
@@ -46,17 +47,19 @@ public record AppConfig(
     } else if (token.length() < 16) {
       throw new ConfigException("admin.token", "must be at least 16 characters");
     }
+    int poolSize = r.intValue("db.poolSize", 10, 1, 200);
     return new AppConfig(
         r.string("http.host", "0.0.0.0"),
         port,
         dbUrl,
-        r.intValue("db.poolSize", 10, 1, 200),
+        poolSize,
         r.string("db.embeddedDataDir", "data/pg"),
         r.integer("orders.paymentTimeoutSeconds", 1800, 1, MAX_TIMEOUT_SECONDS),
         channels(r),
         r.integer("payments.autoRefundMaxCents", 10_000, 0, Long.MAX_VALUE),
         token,
         generated,
+        CallbacksConfig.from(r, poolSize),
         ReconcileConfig.from(r));
   }
 

@@ -18,6 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -137,9 +138,13 @@ public final class PaymentGate {
 
     Future<List<CallbackResult>> execute() {
       List<PaymentCallback> all = new ArrayList<>(primaries.values());
+      // Receipts are claimed in key order, so concurrent batches take their unique-index locks in
+      // one order and do not deadlock on each other; everything else keeps arrival order.
+      List<PaymentCallback> byKey = new ArrayList<>(all);
+      byKey.sort(Comparator.comparing(PaymentCallback::channel).thenComparing(PaymentCallback::txnId));
       return conn.preparedQuery(Sql.CLAIM_RECEIPTS).execute(Params.of(
-              strings(all, PaymentCallback::channel), strings(all, PaymentCallback::txnId),
-              strings(all, PaymentCallback::orderNo), amounts(all), strings(all, PaymentCallback::gatewayStatus)))
+              strings(byKey, PaymentCallback::channel), strings(byKey, PaymentCallback::txnId),
+              strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus)))
           .compose(claimed -> {
             List<PaymentCallback> fresh = new ArrayList<>();
             List<PaymentCallback> seen = new ArrayList<>();

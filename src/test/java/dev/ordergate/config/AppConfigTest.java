@@ -1,0 +1,88 @@
+package dev.ordergate.config;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class AppConfigTest {
+
+  private static JsonObject valid() {
+    return new JsonObject()
+        .put("http", new JsonObject().put("port", 8080))
+        .put("admin", new JsonObject().put("token", "0123456789abcdef0"))
+        .put("payments", new JsonObject().put("channels", new JsonObject()
+            .put("sandbox", new JsonObject().put("secrets", new JsonArray().add("s1")))));
+  }
+
+  @Test
+  void defaultsApply() {
+    AppConfig c = AppConfig.from(valid());
+    assertEquals(1800, c.paymentTimeoutSeconds());
+    assertEquals(300, c.channels().get("sandbox").toleranceSeconds());
+    assertEquals(10_000, c.autoRefundMaxCents());
+    assertNull(c.dbUrl());
+  }
+
+  @Test
+  void environmentOverridesWinOverTheFile() {
+    AppConfig c = AppConfig.from(valid()
+        .put("db", new JsonObject().put("url", "postgresql://file@h:5432/db"))
+        .put("ORDERGATE_HTTP_PORT", "9999")
+        .put("ORDERGATE_DB_URL", "postgresql://env@h:5432/db")
+        .put("ORDERGATE_ADMIN_TOKEN", "from-the-environment-0001"));
+    assertEquals(9999, c.httpPort());
+    assertEquals("postgresql://env@h:5432/db", c.dbUrl());
+    assertEquals("from-the-environment-0001", c.adminToken());
+  }
+
+  @Test
+  void aBadValueNamesItsKey() {
+    var port = assertThrows(ConfigException.class, () -> AppConfig.from(valid().put("http", new JsonObject().put("port", 70000))));
+    assertTrue(port.getMessage().contains("http.port"), port.getMessage());
+    var timeout = assertThrows(ConfigException.class, () -> AppConfig.from(valid()
+        .put("orders", new JsonObject().put("paymentTimeoutSeconds", "soon"))));
+    assertTrue(timeout.getMessage().contains("orders.paymentTimeoutSeconds"), timeout.getMessage());
+    JsonObject noSecrets = valid();
+    noSecrets.getJsonObject("payments").getJsonObject("channels").put("bank", new JsonObject());
+    var secrets = assertThrows(ConfigException.class, () -> AppConfig.from(noSecrets));
+    assertTrue(secrets.getMessage().contains("payments.channels.bank.secrets"), secrets.getMessage());
+    var url = assertThrows(ConfigException.class, () -> AppConfig.from(valid().put("ORDERGATE_DB_URL", "mysql://x")));
+    assertTrue(url.getMessage().contains("ORDERGATE_DB_URL"), url.getMessage());
+  }
+
+  @Test
+  void aMissingAdminTokenIsGenerated() {
+    JsonObject json = valid();
+    json.remove("admin");
+    AppConfig c = AppConfig.from(json);
+    assertTrue(c.adminTokenGenerated());
+    assertEquals(48, c.adminToken().length());
+  }
+
+  @Test
+  void theShippedConfigFileIsValid(@TempDir Path dir) throws Exception {
+    Vertx vertx = Vertx.vertx();
+    try {
+      JsonObject json = ConfigLoader.retriever(vertx, "conf/config.json", 0).getConfig().await();
+      AppConfig c = AppConfig.from(json);
+      assertTrue(c.channels().containsKey("sandbox"));
+      Path bad = dir.resolve("bad.json");
+      Files.writeString(bad, valid().put("db", new JsonObject().put("poolSize", 0)).encode());
+      JsonObject badJson = ConfigLoader.retriever(vertx, bad.toString(), 0).getConfig().await();
+      var e = assertThrows(ConfigException.class, () -> AppConfig.from(badJson));
+      assertTrue(e.getMessage().contains("db.poolSize"), e.getMessage());
+    } finally {
+      vertx.close().await();
+    }
+  }
+}
