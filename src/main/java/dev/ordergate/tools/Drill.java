@@ -217,21 +217,40 @@ public final class Drill {
     });
   }
 
-  /** Creates every order; each one's actions are armed relative to its own expiry as it is created. */
+  /**
+   * Creates every order, at most half the connections at a time (the other half stays free for the
+   * races); each order's actions are armed relative to its own expiry as soon as it exists.
+   */
   private void createAndRace(List<Anomaly> anomalies) {
-    List<Future<?>> creations = new ArrayList<>();
-    for (DrillPlan.OrderPlan o : plan.orders) {
-      creations.add(client.createOrder(o.request(options.timeoutSeconds()))
-          .onSuccess(order -> arm(tracks.get(o.orderNo()), order))
-          .onFailure(err -> tracks.get(o.orderNo()).errors.add("create: " + err.getMessage())));
+    java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+    List<Future<?>> creators = new ArrayList<>();
+    int width = Math.max(1, options.connections() / 2);
+    for (int w = 0; w < width; w++) {
+      Promise<Void> done = Promise.promise();
+      creators.add(done.future());
+      vertx.runOnContext(v -> createNext(next, done));
     }
-    Future.join(creations).transform(ar -> Future.succeededFuture()).await();
+    Future.join(creators).transform(ar -> Future.succeededFuture()).await();
     // Every action is armed once its order exists; wait for all of them to have been answered.
     List<Future<?>> actions;
     synchronized (inFlight) {
       actions = new ArrayList<>(inFlight);
     }
     Future.join(actions).transform(ar -> Future.succeededFuture()).await();
+  }
+
+  private void createNext(java.util.concurrent.atomic.AtomicInteger next, Promise<Void> done) {
+    int i = next.getAndIncrement();
+    if (i >= plan.orders.size()) {
+      done.complete();
+      return;
+    }
+    DrillPlan.OrderPlan o = plan.orders.get(i);
+    Track track = tracks.get(o.orderNo());
+    client.createOrder(o.request(options.timeoutSeconds()))
+        .onSuccess(order -> arm(track, order))
+        .onFailure(err -> track.errors.add("create: " + err.getMessage()))
+        .onComplete(ar -> createNext(next, done));
   }
 
   private void arm(Track track, JsonObject order) {

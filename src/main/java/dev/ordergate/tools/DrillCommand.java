@@ -36,6 +36,9 @@ final class DrillCommand {
         --skus K              SKUs the orders draw from (default 5)
         --request-timeout-ms M  per request (default 10000)
         --report FILE         also write the report as JSON
+        --db-url URL          self-contained: this database instead of the configured one
+        --service-log LEVEL   self-contained: the service's log level (default ERROR; the drill
+                              provokes a warning for every late payment)
 
       Exit status: 0 no anomaly, 1 anomalies (each listed), 2 could not run.
       """;
@@ -49,7 +52,7 @@ final class DrillCommand {
   int run(String[] argv) throws Exception {
     Args args = Args.parse(argv, Set.of("url", "admin-token", "channel", "secret", "orders", "seed",
         "timeout-seconds", "connections", "sweepers", "sweep-interval-ms", "settle-seconds", "skus",
-        "request-timeout-ms", "report", "db-url"), Set.of());
+        "request-timeout-ms", "report", "db-url", "service-log"), Set.of());
     if (args.help()) {
       out.print(HELP);
       return Tools.OK;
@@ -79,6 +82,9 @@ final class DrillCommand {
         }
         target = new ServiceClient.Target(args.string("url", null), token, channel, secret);
       } else {
+        // The in-process service would log every late payment the drill provokes: quiet by default.
+        ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("dev.ordergate"))
+            .setLevel(ch.qos.logback.classic.Level.toLevel(args.string("service-log", "ERROR")));
         local = LocalService.start(vertx, LocalService.configJson(vertx), args.string("db-url", null), out);
         target = local.target(args.string("channel", null));
       }
