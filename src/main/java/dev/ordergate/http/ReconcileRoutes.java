@@ -21,7 +21,7 @@ public final class ReconcileRoutes {
 
   public Router router(Vertx vertx) {
     Router r = Router.router(vertx);
-    r.route().handler(auth::authorize);
+    r.route("/reconcile").handler(auth::authorize);
     r.get("/reconcile").handler(ctx -> monitor.runNow()
         .onSuccess(report -> Json.send(ctx, 200, report.toJson()))
         .onFailure(ctx::fail));
