@@ -30,8 +30,12 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class Replay {
 
-  /** Closed loop when {@code rate} is 0 and {@code useOffsets} false. */
-  public record Options(int connections, double rate, boolean useOffsets, long requestTimeoutMs) {}
+  /**
+   * Closed loop when {@code rate} is 0 and {@code useOffsets} false. The first {@code warmup}
+   * callbacks are sent closed loop before the measured run and left out of its figures (a cold JIT
+   * on either side would otherwise dominate a short open-loop run).
+   */
+  public record Options(int connections, double rate, boolean useOffsets, long requestTimeoutMs, int warmup) {}
 
   /** Counts and latencies of one run. */
   public record Result(long requests, long answered, double seconds, Tally statuses, Tally outcomes, long errors,
@@ -107,8 +111,11 @@ public final class Replay {
         new PoolOptions().setHttp1MaxSize(options.connections())
             .setEventLoopSize(Math.min(options.connections(), Runtime.getRuntime().availableProcessors())));
     try {
-      Run run = new Run(client, bursts);
-      return run.start().await();
+      int warm = Math.min(options.warmup(), bursts.size());
+      if (warm > 0) {
+        new Run(client, bursts.subList(0, warm), true).start().await();
+      }
+      return new Run(client, bursts.subList(warm, bursts.size()), false).start().await();
     } finally {
       client.close().await();
     }
@@ -125,11 +132,13 @@ public final class Replay {
     private final AtomicLong errors = new AtomicLong();
     private final AtomicLong lastDone = new AtomicLong();
     private final Promise<Result> finished = Promise.promise();
+    private final boolean closedLoop;
     private long startNanos;
 
-    Run(HttpClientAgent client, List<Burst> bursts) {
+    Run(HttpClientAgent client, List<Burst> bursts, boolean forceClosedLoop) {
       this.client = client;
       this.bursts = bursts;
+      this.closedLoop = forceClosedLoop || (options.rate() <= 0 && !options.useOffsets());
     }
 
     Future<Result> start() {
@@ -137,7 +146,7 @@ public final class Replay {
       lastDone.set(startNanos);
       if (bursts.isEmpty()) {
         finish();
-      } else if (options.rate() > 0 || options.useOffsets()) {
+      } else if (!closedLoop) {
         openLoop();
       } else {
         int senders = Math.min(options.connections(), bursts.size());
@@ -176,7 +185,7 @@ public final class Replay {
 
     private long dueNanos(int i) {
       if (options.useOffsets()) {
-        return TimeUnit.MILLISECONDS.toNanos(bursts.get(i).offsetMs());
+        return TimeUnit.MILLISECONDS.toNanos(bursts.get(i).offsetMs() - bursts.get(0).offsetMs());
       }
       return (long) (i * 1e9 / options.rate());
     }

@@ -44,6 +44,7 @@ final class ReplayCommand {
           --channel NAME    override the file's channel   --secret S   (default: the channel's
                             first secret from the config)
           --request-timeout-ms M  (default 30000)
+          --warmup N        send the first N callbacks closed loop first, outside the figures
           --emit-wrk FILE   instead of sending, write a wrk Lua script with the requests pre-signed
                             now (valid for the channel's toleranceSeconds): wrk -s FILE URL
       Both: --report FILE writes the JSON report. Exit status: 0 every callback answered 200,
@@ -59,7 +60,7 @@ final class ReplayCommand {
   int run(String[] argv) throws Exception {
     Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "channel", "secret", "seed",
         "connections", "rate", "span-ms", "duplicates", "timeout-seconds", "request-timeout-ms", "report",
-        "emit-wrk"), Set.of("use-offsets"));
+        "emit-wrk", "warmup"), Set.of("use-offsets"));
     if (args.help() || args.positional().isEmpty()) {
       out.print(HELP);
       return args.help() ? Tools.OK : Tools.FAILED;
@@ -173,15 +174,16 @@ final class ReplayCommand {
     String secret = secretFor(vertx, args, channel);
     Replay.Options options = new Replay.Options(args.intValue("connections", 64, 1, 65_536),
         args.decimal("rate", 0, 0, 10_000_000), args.has("use-offsets"),
-        args.integer("request-timeout-ms", 30_000, 100, 3_600_000));
+        args.integer("request-timeout-ms", 30_000, 100, 3_600_000), args.intValue("warmup", 0, 0, 100_000_000));
     String mode = options.rate() > 0 ? "open loop at " + options.rate() + "/s"
         : options.useOffsets() ? "open loop at the file's offsets" : "closed loop";
-    out.printf("replaying %d callbacks from %s to %s: %s, %d connections%n", bursts.size(), file, url, mode,
-        options.connections());
+    out.printf("replaying %d callbacks from %s to %s: %s, %d connections%s%n", bursts.size(), file, url, mode,
+        options.connections(), options.warmup() > 0 ? ", the first " + options.warmup() + " as warm-up" : "");
     Replay.Result result = new Replay(vertx, url, args.string("channel", null), secret, options).run(bursts);
     out.print(result.summary());
     Tools.writeReport(args.string("report", null), result.toJson().put("file", file.toString()).put("url", url)
         .put("mode", mode).put("connections", options.connections()).put("rate", options.rate())
+        .put("warmup", options.warmup())
         .put("at", Instant.now().toString()), out);
     return result.ok() ? Tools.OK : Tools.ANOMALY;
   }
