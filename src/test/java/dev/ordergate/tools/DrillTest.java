@@ -68,6 +68,7 @@ class DrillTest {
       try {
         Drill.Result result = new Drill(app.vertx, options(), target(app), new CheckThenActCancel(app.vertx, pool),
             QUIET).run();
+        System.out.println("expected: the drill against the check-then-act cancel must fail");
         System.out.print(result.summary());
         assertFalse(result.ok());
         Set<String> kinds = new TreeSet<>();
