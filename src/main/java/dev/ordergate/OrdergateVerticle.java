@@ -7,7 +7,12 @@ import dev.ordergate.gate.CallbackCoalescer;
 import dev.ordergate.gate.CancelGate;
 import dev.ordergate.gate.CancellationEffects;
 import dev.ordergate.gate.PaymentGate;
+import dev.ordergate.exceptions.ExceptionRecorder;
+import dev.ordergate.exceptions.ExceptionService;
+import dev.ordergate.exceptions.RefundPolicy;
 import dev.ordergate.http.AdminRoutes;
+import dev.ordergate.http.ExceptionRoutes;
+import dev.ordergate.http.OutboxRoutes;
 import dev.ordergate.http.CallbackRoutes;
 import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
@@ -16,6 +21,11 @@ import dev.ordergate.http.ReconcileRoutes;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
 import dev.ordergate.orders.OrderService;
+import dev.ordergate.outbox.OutboxMetrics;
+import dev.ordergate.outbox.OutboxRelay;
+import dev.ordergate.outbox.OutboxService;
+import dev.ordergate.outbox.OutboxSignal;
+import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.payment.SignatureVerifier;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
@@ -32,6 +42,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.util.UUID;
 
 /**
  * The service: migrates the schema, builds the pool and the components, mounts the routes and
@@ -47,8 +58,11 @@ public final class OrdergateVerticle extends VerticleBase {
   private final PrometheusMeterRegistry registry;
   private final Clock clock;
   private Pool pool;
+  private PaymentGate paymentGate;
   private HttpServer server;
   private ReconcileMonitor reconcileMonitor;
+  private final OutboxSignal outboxSignal = new OutboxSignal();
+  private OutboxMetrics outboxMetrics;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
     this.config = config;
@@ -69,6 +83,10 @@ public final class OrdergateVerticle extends VerticleBase {
               .build();
           return vertx.createHttpServer().requestHandler(router()).listen(config.httpPort(), config.httpHost());
         })
+        .compose(s -> config.outbox().enabled()
+            ? vertx.deployVerticle(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
+                outboxSignal, "relay-" + UUID.randomUUID().toString().substring(0, 8))).map(s)
+            : Future.succeededFuture(s))
         .onSuccess(s -> {
           server = s;
           reconcileMonitor.start();
@@ -78,9 +96,13 @@ public final class OrdergateVerticle extends VerticleBase {
 
   private Router router() {
     Metrics metrics = new Metrics(registry);
-    CancellationEffects cancellationEffects = new CancellationEffects();
+    outboxMetrics = new OutboxMetrics(registry);
+    OutboxWriter outbox = new OutboxWriter(outboxSignal);
+    ExceptionRecorder exceptionRecorder = new ExceptionRecorder(
+        new RefundPolicy(config.autoRefundMaxCents(), config.channels()), outboxSignal);
+    CancellationEffects cancellationEffects = new CancellationEffects(outbox);
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics);
-    PaymentGate paymentGate = new PaymentGate(pool, metrics);
+    paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
     CallbackCoalescer coalescer = new CallbackCoalescer(paymentGate,
         config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
     OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), created -> { });
@@ -92,10 +114,12 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         coalescer::submit, metrics).router(vertx));
-    root.route("/admin/*").subRouter(new AdminRoutes(config.adminToken(), catalog, cancelGate).router(vertx));
+    AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate);
+    root.route("/admin/*").subRouter(admin.router(vertx));
+    root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal)).router(vertx, admin::authorize));
+    root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool)).router(vertx, admin::authorize));
     reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
-    root.route("/admin/*").subRouter(new ReconcileRoutes(
-        new AdminRoutes(config.adminToken(), catalog, cancelGate), reconcileMonitor).router(vertx));
+    root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor).router(vertx));
     root.route().failureHandler(Failures::handle);
     root.errorHandler(404, Failures::handle);
     root.errorHandler(405, Failures::handle);
@@ -107,8 +131,21 @@ public final class OrdergateVerticle extends VerticleBase {
     return server.actualPort();
   }
 
+  public PaymentGate paymentGate() {
+    return paymentGate;
+  }
+
   public Pool pool() {
     return pool;
+  }
+
+  /** The outbox's after-commit signal and meters (tests deploy extra relays with them). */
+  public OutboxSignal outboxSignal() {
+    return outboxSignal;
+  }
+
+  public OutboxMetrics outboxMetrics() {
+    return outboxMetrics;
   }
 
   @Override

@@ -24,6 +24,7 @@ public record AppConfig(
     String adminToken,
     boolean adminTokenGenerated,
     CallbacksConfig callbacks,
+    OutboxConfig outbox,
     ReconcileConfig reconcile) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
@@ -60,6 +61,7 @@ public record AppConfig(
         token,
         generated,
         CallbacksConfig.from(r, poolSize),
+        OutboxConfig.from(r),
         ReconcileConfig.from(r));
   }
 

@@ -121,12 +121,6 @@ public final class Sql {
   public static final String ORDER_STATES = """
       SELECT order_no, status, amount_cents FROM orders WHERE order_no = ANY($1::text[])""";
 
-  public static final String OPEN_EXCEPTIONS = """
-      INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents)
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])
-      ON CONFLICT (channel, txn_id) DO NOTHING
-      RETURNING id, order_no, kind, channel, txn_id, amount_cents""";
-
   public static final String RECORD_OUTCOMES = """
       UPDATE payment_receipts r SET outcome = x.outcome, order_status = x.order_status
       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(channel, txn_id, outcome, order_status)
@@ -161,10 +155,4 @@ public final class Sql {
       RETURNING code, status, order_no""";
 
   public static final String SELECT_COUPON = "SELECT code, user_id, discount_cents, status, order_no FROM coupons WHERE code = $1";
-
-  public static final String SELECT_EXCEPTIONS = """
-      SELECT id, order_no, kind, channel, txn_id, amount_cents, status, created_at
-      FROM exception_orders
-      WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR kind = $2)
-      ORDER BY id DESC LIMIT $3""";
 }

@@ -3,6 +3,7 @@ package dev.ordergate.gate;
 import dev.ordergate.db.Sql;
 import dev.ordergate.domain.OrderStatus;
 import dev.ordergate.domain.TransitionSource;
+import dev.ordergate.outbox.OutboxWriter;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.SqlConnection;
 import dev.ordergate.db.Params;
@@ -13,9 +14,16 @@ import java.util.List;
 /**
  * What a won cancellation does, in the winner's transaction, set-based over exactly the orders
  * the gate's conditional UPDATE returned: restock every item (with its ledger row), release the
- * coupon, record the transition. The single cancel and the timeout sweep share it.
+ * coupon, record the transition, write ORDER_CANCELLED and NOTIFY_SMS to the outbox. The single
+ * cancel and the timeout sweep share it.
  */
 public final class CancellationEffects {
+
+  private final OutboxWriter outbox;
+
+  public CancellationEffects(OutboxWriter outbox) {
+    this.outbox = outbox;
+  }
 
   /** Orders cancelled in one statement, with who and why for each. */
   public record Cancelled(List<String> orderNos, List<String> actors, List<String> references) {
@@ -37,6 +45,6 @@ public final class CancellationEffects {
         .compose(v -> conn.preparedQuery(Sql.TRANSITIONS_OUT_OF_PENDING).execute(Params.of(
             orderNos, OrderStatus.CANCELLED.name(),
             won.actors().toArray(String[]::new), won.references().toArray(String[]::new), source.name())))
-        .mapEmpty();
+        .compose(v -> outbox.cancelled(conn, orderNos, source));
   }
 }

@@ -8,6 +8,8 @@ import dev.ordergate.domain.ExceptionKind;
 import dev.ordergate.domain.OrderStatus;
 import dev.ordergate.domain.PaymentCallback;
 import dev.ordergate.domain.TransitionSource;
+import dev.ordergate.exceptions.ExceptionRecorder;
+import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.metrics.Metrics;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
@@ -38,7 +40,8 @@ import java.util.function.Function;
  *   <li>one conditional {@code UPDATE ... status = 'PAID' WHERE status = 'PENDING_PAYMENT' AND amount
  *       matches}; only the rows it returns mark the coupon used and write the transition;</li>
  *   <li>a loser reads the status it lost to and opens an exception order: money is never kept
- *       silently. An order past its expiry but not yet cancelled is still paid: the claim decides.</li>
+ *       silently. Its refund tier is decided in the same transaction ({@link ExceptionRecorder});
+ *       a winner writes ORDER_PAID and NOTIFY_SMS to the outbox, a loser no event of the order. An order past its expiry but not yet cancelled is still paid: the claim decides.</li>
  * </ol>
  * Several callbacks for one order in one batch are applied in arrival order (one UPDATE round
  * each), so a batch answers exactly as the same callbacks one by one would.
@@ -49,10 +52,15 @@ public final class PaymentGate {
 
   private final Pool pool;
   private final Metrics metrics;
+  private final OutboxWriter outbox;
+  private final ExceptionRecorder exceptionRecorder;
 
-  public PaymentGate(Pool pool, Metrics metrics) {
+  /** Winners write ORDER_PAID and NOTIFY_SMS to {@code outbox}; losers open exceptions through {@code exceptionRecorder}. */
+  public PaymentGate(Pool pool, Metrics metrics, OutboxWriter outbox, ExceptionRecorder exceptionRecorder) {
     this.pool = pool;
     this.metrics = metrics;
+    this.outbox = outbox;
+    this.exceptionRecorder = exceptionRecorder;
   }
 
   /** Answers for {@code batch}, in its order. A batch that fails is split and retried one by one. */
@@ -61,7 +69,7 @@ public final class PaymentGate {
   }
 
   private Future<List<CallbackResult>> transaction(List<PaymentCallback> batch) {
-    return Tx.run(pool, conn -> new Run(conn, batch).execute()).onSuccess(results -> record(batch, results));
+    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder).execute()).onSuccess(results -> record(batch, results));
   }
 
   /** One poisoned callback must not fail the others: each one alone, its own failure its own. */
@@ -123,14 +131,18 @@ public final class PaymentGate {
   private static final class Run {
     private final SqlConnection conn;
     private final List<PaymentCallback> batch;
+    private final OutboxWriter outbox;
+    private final ExceptionRecorder exceptionRecorder;
     /** First occurrence of each key; later ones in the batch are duplicates of it. */
     private final Map<Key, PaymentCallback> primaries = new LinkedHashMap<>();
     private final Map<Key, CallbackResult> answers = new HashMap<>();
     private final List<PaymentCallback> exceptions = new ArrayList<>();
 
-    Run(SqlConnection conn, List<PaymentCallback> batch) {
+    Run(SqlConnection conn, List<PaymentCallback> batch, OutboxWriter outbox, ExceptionRecorder exceptionRecorder) {
       this.conn = conn;
       this.batch = batch;
+      this.outbox = outbox;
+      this.exceptionRecorder = exceptionRecorder;
       for (PaymentCallback cb : batch) {
         primaries.putIfAbsent(Key.of(cb), cb);
       }
@@ -232,7 +244,7 @@ public final class PaymentGate {
           .compose(v -> conn.preparedQuery(Sql.TRANSITIONS_OUT_OF_PENDING).execute(Params.of(
               orderNos, OrderStatus.PAID.name(), strings(winners, PaymentCallback::channel),
               strings(winners, PaymentCallback::txnId), TransitionSource.PAYMENT_CALLBACK.name())))
-          .mapEmpty();
+          .compose(v -> outbox.paid(conn, orderNos));
     }
 
     /** The losers read the status they lost to, after the UPDATE, and decide from it. */
@@ -305,12 +317,9 @@ public final class PaymentGate {
       if (exceptions.isEmpty()) {
         return Future.succeededFuture();
       }
-      String[] kinds = exceptions.stream()
-          .map(cb -> ExceptionKind.of(answers.get(Key.of(cb)).outcome()).name()).toArray(String[]::new);
-      return conn.preparedQuery(Sql.OPEN_EXCEPTIONS).execute(Params.of(
-              strings(exceptions, PaymentCallback::orderNo), kinds, strings(exceptions, PaymentCallback::channel),
-              strings(exceptions, PaymentCallback::txnId), amounts(exceptions)))
-          .mapEmpty();
+      List<ExceptionKind> kinds = exceptions.stream()
+          .map(cb -> ExceptionKind.of(answers.get(Key.of(cb)).outcome())).toList();
+      return exceptionRecorder.open(conn, exceptions, kinds);
     }
 
     /** Receipts claimed before this transaction: answer what was answered the first time. */

@@ -1,9 +1,12 @@
 package dev.ordergate.orders;
 
+import dev.ordergate.db.ExceptionSql;
 import dev.ordergate.db.Rows;
 import dev.ordergate.db.Sql;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.Rejection;
+import dev.ordergate.exceptions.ExceptionService;
+import dev.ordergate.exceptions.ExceptionStatus;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -58,11 +61,13 @@ public final class CatalogService {
     });
   }
 
+  /** {@code status} OPEN lists every unresolved exception (see {@link ExceptionStatus#UNRESOLVED}). */
   public Future<JsonArray> exceptions(String status, String kind, int limit) {
-    return pool.preparedQuery(Sql.SELECT_EXCEPTIONS).execute(Params.of(status, kind, limit)).map(rows -> {
+    String[] statuses = ExceptionService.statusFilter(status == null ? null : ExceptionStatus.valueOf(status));
+    return pool.preparedQuery(ExceptionSql.SELECT_EXCEPTIONS).execute(Params.of(statuses, kind, limit)).map(rows -> {
       JsonArray out = new JsonArray();
       for (Row r : rows) {
-        out.add(Rows.exception(r));
+        out.add(ExceptionService.exception(r));
       }
       return out;
     });

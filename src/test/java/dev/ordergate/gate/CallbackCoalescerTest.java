@@ -3,7 +3,6 @@ package dev.ordergate.gate;
 import dev.ordergate.domain.CallbackOutcome;
 import dev.ordergate.domain.CallbackResult;
 import dev.ordergate.domain.PaymentCallback;
-import dev.ordergate.metrics.Metrics;
 import dev.ordergate.support.TestApp;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
@@ -43,7 +42,7 @@ class CallbackCoalescerTest {
     app.setStock("A", 10_000);
     registry = new SimpleMeterRegistry();
     // One transaction at a time: everything submitted while it runs goes into the next batch.
-    coalescer = new CallbackCoalescer(new PaymentGate(app.verticle.pool(), new Metrics(registry)), 256, 1, registry);
+    coalescer = new CallbackCoalescer(app.verticle.paymentGate(), 256, 1, registry);
   }
 
   private static PaymentCallback pay(String txn, String orderNo, long amount) {
@@ -85,6 +84,8 @@ class CallbackCoalescerTest {
     assertEquals(40, app.count("SELECT count(*) FROM orders WHERE status = 'PAID'"));
     assertEquals(40, app.count("SELECT count(*) FROM order_transitions WHERE to_status = 'PAID'"));
     assertEquals(41, app.count("SELECT count(*) FROM exception_orders"));
+    assertEquals(40, app.count("SELECT count(*) FROM outbox_events WHERE type = 'ORDER_PAID'"));
+    assertEquals(40, app.count("SELECT count(DISTINCT order_no) FROM outbox_events WHERE type = 'ORDER_PAID'"));
   }
 
   @Test

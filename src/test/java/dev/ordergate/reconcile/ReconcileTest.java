@@ -147,7 +147,7 @@ class ReconcileTest {
 
   @Test
   void aPaymentNeitherAppliedNorInAnExceptionIsReported() {
-    corrupt("DELETE FROM exception_orders WHERE order_no = 'X1'");
+    corrupt("UPDATE exception_orders SET txn_id = txn_id || '-lost' WHERE order_no = 'X1'");
     assertOnly(Invariant.SUCCESS_RECEIPT_ACCOUNTED, "X1");
   }
 

@@ -87,7 +87,7 @@ public final class TestApp implements AutoCloseable {
   /** Empties every table, so a test's fixtures are all there is. */
   public void truncate() {
     pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
-        + "payment_receipts, exception_orders CASCADE").execute().await();
+        + "payment_receipts, exception_orders, exception_history, outbox_events CASCADE").execute().await();
   }
 
   // ---- HTTP -----------------------------------------------------------------------------------

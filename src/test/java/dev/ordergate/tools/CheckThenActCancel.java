@@ -4,6 +4,8 @@ import dev.ordergate.db.Params;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.gate.CancellationEffects;
+import dev.ordergate.outbox.OutboxSignal;
+import dev.ordergate.outbox.OutboxWriter;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
@@ -20,7 +22,7 @@ final class CheckThenActCancel implements Drill.Canceller {
 
   private final Vertx vertx;
   private final Pool pool;
-  private final CancellationEffects effects = new CancellationEffects();
+  private final CancellationEffects effects = new CancellationEffects(new OutboxWriter(new OutboxSignal()));
 
   CheckThenActCancel(Vertx vertx, Pool pool) {
     this.vertx = vertx;

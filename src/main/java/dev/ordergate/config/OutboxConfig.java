@@ -1,0 +1,63 @@
+package dev.ordergate.config;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The outbox relay's settings ({@code outbox.*}). {@code sinkUrls} maps an event type to its
+ * webhook; a type without one goes to the log sink. Refund requests go to their channel's
+ * {@code refundUrl} instead.
+ */
+public record OutboxConfig(
+    boolean enabled,
+    long pollMs,
+    int batchSize,
+    int maxAttempts,
+    long baseDelayMs,
+    long maxDelayMs,
+    long leaseMs,
+    long httpTimeoutMs,
+    Map<String, String> sinkUrls) {
+
+  /** Event types a sink may be configured for (REFUND_REQUESTED goes to the channel's refundUrl). */
+  public static final Set<String> SINK_TYPES = Set.of("ORDER_PAID", "ORDER_CANCELLED", "NOTIFY_SMS");
+
+  public static OutboxConfig from(ConfigReader r) {
+    long leaseMs = r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000);
+    long httpTimeoutMs = r.integer("outbox.httpTimeoutMs", 10_000, 100, 600_000);
+    if (httpTimeoutMs >= leaseMs) {
+      throw new ConfigException("outbox.httpTimeoutMs",
+          "must be below outbox.leaseMs (" + leaseMs + "), or a slow delivery is claimed twice");
+    }
+    long baseDelayMs = r.integer("outbox.baseDelayMs", 1_000, 1, 3_600_000);
+    Map<String, String> sinks = new LinkedHashMap<>();
+    for (String type : r.object("outbox.sinks").fieldNames()) {
+      if (type.startsWith("_")) {
+        continue;
+      }
+      String key = "outbox.sinks." + type;
+      if (!SINK_TYPES.contains(type)) {
+        throw new ConfigException(key, "unknown event type; sinks exist for " + SINK_TYPES
+            + " (refunds go to payments.channels.<name>.refundUrl)");
+      }
+      String url = r.string(key + ".url", null);
+      if (url != null) {
+        if (!url.matches("https?://.+")) {
+          throw new ConfigException(key + ".url", "must be an http(s) URL, got " + url);
+        }
+        sinks.put(type, url);
+      }
+    }
+    return new OutboxConfig(
+        r.bool("outbox.enabled", true),
+        r.integer("outbox.pollMs", 1_000, 10, 3_600_000),
+        r.intValue("outbox.batchSize", 100, 1, 10_000),
+        r.intValue("outbox.maxAttempts", 10, 1, 100),
+        baseDelayMs,
+        r.integer("outbox.maxDelayMs", Math.max(600_000, baseDelayMs), baseDelayMs, 86_400_000),
+        leaseMs,
+        httpTimeoutMs,
+        Map.copyOf(sinks));
+  }
+}

@@ -1,0 +1,12 @@
+package dev.ordergate.outbox;
+
+/** What an outbox event tells the outside world. */
+public enum OutboxEventType {
+  /** For the warehouse: ship it. */
+  ORDER_PAID,
+  ORDER_CANCELLED,
+  /** A text message to the customer, by template key. */
+  NOTIFY_SMS,
+  /** A refund request to the channel's {@code refundUrl}; its 2xx confirms the refund. */
+  REFUND_REQUESTED
+}

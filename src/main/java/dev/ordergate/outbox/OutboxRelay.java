@@ -1,0 +1,285 @@
+package dev.ordergate.outbox;
+
+import dev.ordergate.config.ChannelConfig;
+import dev.ordergate.config.OutboxConfig;
+import dev.ordergate.db.OutboxSql;
+import dev.ordergate.db.Params;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Delivers outbox events after their transaction committed, at least once, in order per order
+ * number. All state is in the database, so a restart loses nothing:
+ * <ol>
+ *   <li>claim: one short statement takes up to {@code batchSize} due events with
+ *       {@code FOR UPDATE SKIP LOCKED} and sets a lease ({@code claimed_until}, a fresh claim
+ *       token) and counts the attempt. Other relays skip claimed rows, so several instances never
+ *       deliver one event at the same time. An event waits while an earlier event of its order is
+ *       pending;</li>
+ *   <li>deliver over HTTP ({@code Idempotency-Key} = event id; 2xx = delivered) or to the log;</li>
+ *   <li>mark under the claim token: DELIVERED, or back-off ({@code baseDelayMs * 2^(attempt-1)},
+ *       capped at {@code maxDelayMs}), or DEAD after {@code maxAttempts}. A relay that died or
+ *       stopped mid-delivery marks nothing; its lease runs out and the event is delivered again.</li>
+ * </ol>
+ * Claims never overlap on one instance: a timer re-armed after each claim, a nudge after a commit
+ * that wrote events ({@link OutboxSignal}) or a delivery that may have unblocked its order's next
+ * event, and a wake-up when a retry falls due. Deliveries run concurrently, at most
+ * {@code batchSize} in flight per relay; the next claim does not wait for a slow one.
+ */
+public final class OutboxRelay extends VerticleBase {
+
+  private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
+  private static final long GAUGE_REFRESH_MS = 5_000;
+  private static final int ERROR_MAX = 500;
+
+  private final Pool pool;
+  private final OutboxConfig config;
+  private final Map<String, ChannelConfig> channels;
+  private final OutboxMetrics metrics;
+  private final OutboxSignal signal;
+  private final String instanceId;
+  private final Runnable listener = this::nudgeFromAnyThread;
+
+  private WebClient client;
+  private long timerId = -1;
+  private long timerDueAt;
+  private long wakeAt = Long.MAX_VALUE;
+  private int inFlight;
+  private boolean running;
+  private boolean again;
+  private boolean stopped;
+  private long gaugesRefreshedAt;
+
+  public OutboxRelay(Pool pool, OutboxConfig config, Map<String, ChannelConfig> channels, OutboxMetrics metrics,
+                     OutboxSignal signal, String instanceId) {
+    this.pool = pool;
+    this.config = config;
+    this.channels = channels;
+    this.metrics = metrics;
+    this.signal = signal;
+    this.instanceId = instanceId;
+  }
+
+  @Override
+  public Future<?> start() {
+    client = WebClient.create(vertx, new WebClientOptions()
+        .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, config.httpTimeoutMs()))
+        .setUserAgent("ordergate-outbox"));
+    signal.listen(listener);
+    log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
+        config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
+    context.runOnContext(v -> run());
+    return Future.succeededFuture();
+  }
+
+  /** Stops claiming; deliveries in flight are abandoned unmarked, and their leases bring them back. */
+  @Override
+  public Future<?> stop() {
+    stopped = true;
+    signal.unlisten(listener);
+    if (timerId >= 0) {
+      vertx.cancelTimer(timerId);
+    }
+    client.close();
+    return Future.succeededFuture();
+  }
+
+  private void nudgeFromAnyThread() {
+    context.runOnContext(v -> nudge());
+  }
+
+  /** Claims now unless a claim is going on, in which case another claim follows it at once. */
+  void nudge() {
+    if (stopped) {
+      return;
+    }
+    if (running) {
+      again = true;
+      return;
+    }
+    run();
+  }
+
+  /** Makes sure a claim happens within {@code delayMs} (a retry falls due then). */
+  private void wakeIn(long delayMs) {
+    long dueAt = System.currentTimeMillis() + delayMs;
+    wakeAt = Math.min(wakeAt, dueAt);
+    if (stopped || running || (timerId >= 0 && timerDueAt <= dueAt)) {
+      return;
+    }
+    arm(delayMs);
+  }
+
+  private void arm(long delayMs) {
+    if (timerId >= 0) {
+      vertx.cancelTimer(timerId);
+    }
+    long delay = Math.max(1, delayMs);
+    timerDueAt = System.currentTimeMillis() + delay;
+    timerId = vertx.setTimer(delay, t -> {
+      timerId = -1;
+      run();
+    });
+  }
+
+  private void run() {
+    if (stopped) {
+      return;
+    }
+    if (timerId >= 0) {
+      vertx.cancelTimer(timerId);
+      timerId = -1;
+    }
+    running = true;
+    again = false;
+    claim().onComplete(ar -> {
+      running = false;
+      if (ar.failed()) {
+        log.warn("outbox relay {}: claim failed: {}", instanceId, ar.cause().toString());
+      }
+      if (!stopped) {
+        long untilWake = wakeAt - System.currentTimeMillis();
+        wakeAt = Long.MAX_VALUE;
+        arm(ar.succeeded() && (again || ar.result()) ? 1 : Math.min(config.pollMs(), untilWake));
+      }
+    });
+  }
+
+  /**
+   * Claims what fits next to the deliveries still in flight (at most {@code batchSize} per
+   * relay) and starts delivering them; does not wait for them, so one slow endpoint does not hold
+   * up the other orders' events. Answers whether the claim was full (more may be due).
+   */
+  private Future<Boolean> claim() {
+    int room = config.batchSize() - inFlight;
+    if (room <= 0) {
+      return Future.succeededFuture(false);
+    }
+    UUID token = UUID.randomUUID();
+    return refreshGauges()
+        .compose(v -> pool.preparedQuery(OutboxSql.CLAIM)
+            .execute(Params.of(room, config.leaseMs(), instanceId, token)))
+        .map(rows -> {
+          for (Row row : rows) {
+            start(OutboxEvent.of(row), token);
+          }
+          return rows.size() >= room;
+        });
+  }
+
+  private void start(OutboxEvent event, UUID token) {
+    inFlight++;
+    deliver(event)
+        .transform(ar -> {
+          if (stopped) {
+            return Future.succeededFuture(-1L);
+          }
+          return ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause());
+        })
+        .onComplete(ar -> {
+          inFlight--;
+          if (ar.failed()) {
+            log.warn("outbox relay {}: marking {} failed: {}", instanceId, event.id(), ar.cause().toString());
+          } else if (ar.result() == 0) {
+            nudge();
+          } else if (ar.result() > 0) {
+            wakeIn(ar.result());
+          }
+        });
+  }
+
+  private Future<Void> deliver(OutboxEvent event) {
+    String url;
+    JsonObject body;
+    if (event.type() == OutboxEventType.REFUND_REQUESTED) {
+      ChannelConfig channel = channels.get(event.payload().getString("channel"));
+      url = channel == null ? null : channel.refundUrl();
+      if (url == null) {
+        return Future.failedFuture(new IllegalStateException(
+            "channel " + event.payload().getString("channel") + " has no refundUrl"));
+      }
+      body = event.refundRequest();
+    } else {
+      url = config.sinkUrls().get(event.type().name());
+      body = event.envelope();
+    }
+    if (url == null) {
+      log.info("outbox {} {} order {} (log sink): {}", event.type(), event.id(), event.orderNo(), event.payload().encode());
+      return Future.succeededFuture();
+    }
+    return client.postAbs(url)
+        .putHeader("Idempotency-Key", event.id().toString())
+        .timeout(config.httpTimeoutMs())
+        .sendJsonObject(body)
+        .compose(resp -> resp.statusCode() / 100 == 2
+            ? Future.<Void>succeededFuture()
+            : Future.failedFuture(new IllegalStateException("HTTP " + resp.statusCode() + " from " + url)));
+  }
+
+  /** Marks a delivery; answers 0: the order's next event may be due now. */
+  private Future<Long> markDelivered(OutboxEvent event, UUID token) {
+    return pool.preparedQuery(OutboxSql.MARK_DELIVERED).execute(Params.of(event.id(), token, instanceId))
+        .map(rows -> {
+          if (rows.size() == 1) {
+            metrics.delivery(event.type(), "delivered");
+            log.debug("outbox {} {} order {} delivered (attempt {})", event.type(), event.id(), event.orderNo(),
+                event.attempts());
+          } else {
+            log.warn("outbox {} {} delivered, but no longer under this claim (lease ran out, or the event is gone)",
+                event.type(), event.id());
+            return -1L;
+          }
+          return 0L;
+        });
+  }
+
+  /** Marks a failed attempt; answers how soon the event is due again (0: now, a dead event unblocks its order). */
+  private Future<Long> markFailed(OutboxEvent event, UUID token, Throwable cause) {
+    String error = String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage());
+    if (error.length() > ERROR_MAX) {
+      error = error.substring(0, ERROR_MAX);
+    }
+    String reason = error;
+    return pool.preparedQuery(OutboxSql.MARK_FAILED).execute(Params.of(event.id(), token, reason,
+            config.maxAttempts(), (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            return -1L;
+          }
+          Row r = rows.iterator().next();
+          if ("DEAD".equals(r.getString("status"))) {
+            metrics.delivery(event.type(), "dead");
+            log.error("outbox {} {} order {} is DEAD after {} attempts: {}", event.type(), event.id(),
+                event.orderNo(), r.getInteger("attempts"), reason);
+            return 0L;
+          }
+          metrics.delivery(event.type(), "retry");
+          long retryIn = r.getLong("retry_in_ms");
+          log.warn("outbox {} {} order {} attempt {} failed ({}); retry in {} ms", event.type(), event.id(),
+              event.orderNo(), r.getInteger("attempts"), reason, retryIn);
+          return Math.max(1, retryIn);
+        });
+  }
+
+  private Future<Void> refreshGauges() {
+    long now = System.currentTimeMillis();
+    if (now - gaugesRefreshedAt < GAUGE_REFRESH_MS) {
+      return Future.succeededFuture();
+    }
+    gaugesRefreshedAt = now;
+    return metrics.refresh(pool).recover(err -> {
+      log.warn("outbox relay {}: gauges not refreshed: {}", instanceId, err.toString());
+      return Future.succeededFuture();
+    });
+  }
+}

@@ -1,0 +1,63 @@
+package dev.ordergate.outbox;
+
+import dev.ordergate.db.ExceptionSql;
+import dev.ordergate.db.OutboxSql;
+import dev.ordergate.db.Params;
+import dev.ordergate.db.Tx;
+import dev.ordergate.domain.Rejection;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+
+import java.util.UUID;
+
+/** The operator's view of the outbox: list by status, retry a dead event. */
+public final class OutboxService {
+
+  public enum Status { PENDING, DELIVERED, DEAD }
+
+  private final Pool pool;
+  private final OutboxSignal signal;
+
+  public OutboxService(Pool pool, OutboxSignal signal) {
+    this.pool = pool;
+    this.signal = signal;
+  }
+
+  public Future<JsonArray> list(Status status, int limit) {
+    return pool.preparedQuery(OutboxSql.SELECT_EVENTS).execute(Params.of(status.name(), limit)).map(rows -> {
+      JsonArray out = new JsonArray();
+      rows.forEach(r -> out.add(OutboxEvent.json(r)));
+      return out;
+    });
+  }
+
+  /**
+   * Puts a DEAD event back to PENDING with fresh attempts. A dead refund request takes its
+   * exception back from REFUND_FAILED to REFUND_PENDING in the same transaction; if the exception
+   * was resolved meanwhile, the retry is refused (409) so a refund is never sent twice.
+   */
+  public Future<JsonObject> retry(UUID id, String operator) {
+    return Tx.run(pool, conn -> conn.preparedQuery(OutboxSql.RETRY_DEAD).execute(Params.of(id)).compose(rows -> {
+          if (rows.size() == 0) {
+            return conn.preparedQuery(OutboxSql.SELECT_EVENT).execute(Params.of(id)).compose(found -> found.size() == 0
+                ? Future.failedFuture(Rejection.notFound("outbox event " + id))
+                : Future.failedFuture(new Rejection(409, "NOT_DEAD",
+                    "only a DEAD event can be retried; this one is " + found.iterator().next().getString("status"))));
+          }
+          Row event = rows.iterator().next();
+          Long exceptionId = event.getLong("exception_id");
+          if (exceptionId == null) {
+            return Future.succeededFuture(OutboxEvent.json(event));
+          }
+          return conn.preparedQuery(ExceptionSql.RETRY_REFUND).execute(Params.of(exceptionId, operator, id.toString()))
+              .compose(ex -> ex.size() == 1
+                  ? Future.succeededFuture(OutboxEvent.json(event))
+                  : Future.failedFuture(new Rejection(409, "EXCEPTION_CLOSED",
+                      "exception " + exceptionId + " is no longer REFUND_FAILED; the refund is not retried")));
+        }))
+        .onSuccess(v -> signal.signal());
+  }
+}

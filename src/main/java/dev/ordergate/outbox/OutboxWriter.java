@@ -1,0 +1,45 @@
+package dev.ordergate.outbox;
+
+import dev.ordergate.db.OutboxSql;
+import dev.ordergate.db.Params;
+import dev.ordergate.domain.TransitionSource;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.SqlConnection;
+
+/**
+ * Writes the winners' outgoing events into the outbox, in the gate's own transaction and
+ * set-based over exactly the orders its conditional UPDATE returned: a loser never gets here.
+ */
+public final class OutboxWriter {
+
+  public static final String SMS_ORDER_PAID = "order_paid";
+  public static final String SMS_ORDER_CANCELLED = "order_cancelled";
+
+  private final OutboxSignal signal;
+
+  public OutboxWriter(OutboxSignal signal) {
+    this.signal = signal;
+  }
+
+  /** ORDER_CANCELLED and NOTIFY_SMS ({@value #SMS_ORDER_CANCELLED}) per order. */
+  public Future<Void> cancelled(SqlConnection conn, String[] orderNos, TransitionSource source) {
+    if (orderNos.length == 0) {
+      return Future.succeededFuture();
+    }
+    return conn.preparedQuery(OutboxSql.INSERT_CANCELLED_EVENTS)
+        .execute(Params.of(orderNos, source.name(), SMS_ORDER_CANCELLED))
+        .onSuccess(v -> signal.afterCommit(conn))
+        .mapEmpty();
+  }
+
+  /** ORDER_PAID and NOTIFY_SMS ({@value #SMS_ORDER_PAID}) per order. */
+  public Future<Void> paid(SqlConnection conn, String[] orderNos) {
+    if (orderNos.length == 0) {
+      return Future.succeededFuture();
+    }
+    return conn.preparedQuery(OutboxSql.INSERT_PAID_EVENTS)
+        .execute(Params.of(orderNos, SMS_ORDER_PAID))
+        .onSuccess(v -> signal.afterCommit(conn))
+        .mapEmpty();
+  }
+}

@@ -1,0 +1,237 @@
+package dev.ordergate.outbox;
+
+import dev.ordergate.config.OutboxConfig;
+import dev.ordergate.support.TestApp;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+import static dev.ordergate.outbox.FakeEndpoint.eventually;
+import static dev.ordergate.support.TestApp.expect;
+import static dev.ordergate.support.TestApp.order;
+import static dev.ordergate.support.TestApp.payment;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The outbox: what the gate's winners (and only they) write, and the relay's delivery guarantees
+ * (order per order number, retries, a stop mid-delivery, two relays on one database). The
+ * service's own relay is off here; each test deploys the relays it needs.
+ */
+class OutboxRelayTest {
+
+  private static FakeEndpoint endpoint;
+  private static TestApp app;
+  private final List<String> relays = new ArrayList<>();
+
+  @BeforeAll
+  static void start() {
+    endpoint = new FakeEndpoint();
+    JsonObject config = TestApp.baseConfig();
+    config.put("outbox", new JsonObject().put("enabled", false));
+    app = TestApp.start(config);
+  }
+
+  @AfterAll
+  static void stop() {
+    app.close();
+    endpoint.close();
+  }
+
+  @BeforeEach
+  void fixtures() {
+    app.truncate();
+    endpoint.reset();
+    app.setStock("A", 1000);
+  }
+
+  @AfterEach
+  void undeployRelays() {
+    relays.forEach(id -> app.vertx.undeploy(id).await());
+    relays.clear();
+  }
+
+  private String deployRelay(String name, int batchSize, long leaseMs, long httpTimeoutMs) {
+    Map<String, String> sinks = new HashMap<>();
+    for (String type : OutboxConfig.SINK_TYPES) {
+      sinks.put(type, endpoint.url("/sink/" + type));
+    }
+    OutboxConfig config = new OutboxConfig(true, 100, batchSize, 5, 20, 1_000, leaseMs, httpTimeoutMs, sinks);
+    String id = app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+        app.verticle.outboxMetrics(), app.verticle.outboxSignal(), name)).await();
+    relays.add(id);
+    return id;
+  }
+
+  private void paidOrders(int n) {
+    for (int i = 0; i < n; i++) {
+      app.createOrder(order("O" + i, "u1", null, "A", 1, 500));
+      assertEquals("APPLIED", app.callback(payment("T" + i, "O" + i, 500)).getString("outcome"));
+    }
+  }
+
+  private long undelivered() {
+    return app.count("SELECT count(*) FROM outbox_events WHERE status <> 'DELIVERED'");
+  }
+
+  private double delivered() {
+    return app.metric("ordergate.outbox.delivery", "result", "delivered");
+  }
+
+  @Test
+  void onlyTheWinnerOfACancelPaymentRaceWritesEvents() {
+    int n = 20;
+    for (int i = 0; i < n; i++) {
+      app.createOrder(order("O" + i, "u1", null, "A", 1, 500));
+    }
+    List<Future<?>> race = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      String orderNo = "O" + i;
+      Supplier<Future<?>> cancel = () -> app.callAsync(HttpMethod.POST, "/api/orders/" + orderNo + "/cancel", null, false);
+      Supplier<Future<?>> pay = () -> app.callbackAsync(payment("T" + orderNo, orderNo, 500));
+      // Half the races start with the payment: both sides get to win.
+      race.add((i % 2 == 0 ? cancel : pay).get());
+      race.add((i % 2 == 0 ? pay : cancel).get());
+    }
+    Future.join(race).await();
+
+    int paid = 0;
+    for (int i = 0; i < n; i++) {
+      String orderNo = "O" + i;
+      String status = app.getOrder(orderNo).getString("status");
+      List<Row> events = app.rows("SELECT type, payload FROM outbox_events WHERE order_no = $1 ORDER BY seq", orderNo);
+      List<String> types = events.stream().map(r -> r.getString("type")).toList();
+      String template = ((JsonObject) events.get(1).getValue("payload")).getString("template");
+      if ("PAID".equals(status)) {
+        paid++;
+        assertEquals(List.of("ORDER_PAID", "NOTIFY_SMS"), types, orderNo);
+        assertEquals(OutboxWriter.SMS_ORDER_PAID, template);
+      } else {
+        assertEquals("CANCELLED", status);
+        assertEquals(List.of("ORDER_CANCELLED", "NOTIFY_SMS"), types, orderNo);
+        assertEquals(OutboxWriter.SMS_ORDER_CANCELLED, template);
+        // The losing payment is kept as an exception (manual review: no refund URL here), not as an event.
+        assertEquals("MANUAL_REVIEW", app.rows("SELECT status FROM exception_orders WHERE order_no = $1", orderNo)
+            .get(0).getString(0));
+      }
+    }
+    assertEquals(2L * n, app.count("SELECT count(*) FROM outbox_events"));
+    System.out.printf("race: %d of %d orders paid, %d cancelled%n", paid, n, n - paid);
+  }
+
+  @Test
+  void aRepeatedCancelOrCallbackWritesNoSecondEvent() {
+    app.createOrder(order("O1", "u1", null, "A", 1, 500));
+    app.createOrder(order("O2", "u1", null, "A", 1, 500));
+    for (int i = 0; i < 3; i++) {
+      app.callback(payment("T1", "O1", 500));
+      app.call(HttpMethod.POST, "/api/orders/O2/cancel", null, false);
+      app.call(HttpMethod.POST, "/api/orders/O1/cancel", null, false);
+    }
+    assertEquals(List.of("ORDER_PAID", "NOTIFY_SMS"), app.rows(
+        "SELECT type FROM outbox_events WHERE order_no = 'O1' ORDER BY seq").stream().map(r -> r.getString(0)).toList());
+    assertEquals(List.of("ORDER_CANCELLED", "NOTIFY_SMS"), app.rows(
+        "SELECT type FROM outbox_events WHERE order_no = 'O2' ORDER BY seq").stream().map(r -> r.getString(0)).toList());
+  }
+
+  @Test
+  void eventsOfOneOrderLeaveInOrderEvenWhenTheFirstNeedsRetries() {
+    endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_PAID") && n <= 4 ? 503 : 200;
+    deployRelay("relay-a", 10, 60_000, 5_000);
+    paidOrders(2);
+    eventually("every event is delivered", () -> undelivered() == 0);
+
+    for (String orderNo : List.of("O0", "O1")) {
+      List<FakeEndpoint.Received> got = endpoint.received.stream()
+          .filter(r -> orderNo.equals(r.body().getString("orderNo"))).toList();
+      int lastPaid = -1;
+      int firstSms = Integer.MAX_VALUE;
+      for (FakeEndpoint.Received r : got) {
+        if (r.path().equals("/sink/ORDER_PAID")) {
+          lastPaid = Math.max(lastPaid, r.index());
+        } else if (r.path().equals("/sink/NOTIFY_SMS")) {
+          firstSms = Math.min(firstSms, r.index());
+        }
+      }
+      assertTrue(lastPaid >= 0 && lastPaid < firstSms && firstSms < Integer.MAX_VALUE,
+          orderNo + ": the SMS left only after ORDER_PAID was delivered: " + got);
+    }
+    FakeEndpoint.Received sms = endpoint.at("/sink/NOTIFY_SMS").get(0);
+    assertEquals(sms.idempotencyKey(), sms.body().getString("eventId"));
+    assertEquals("NOTIFY_SMS", sms.body().getString("type"));
+    assertEquals(OutboxWriter.SMS_ORDER_PAID, sms.body().getJsonObject("payload").getString("template"));
+    assertNotNull(sms.body().getString("createdAt"));
+    JsonObject paid = endpoint.at("/sink/ORDER_PAID").get(0).body().getJsonObject("payload");
+    assertEquals("A", paid.getJsonArray("items").getJsonObject(0).getString("sku"));
+    assertEquals(4, app.count("SELECT coalesce(sum(attempts), 0) - count(*) FROM outbox_events WHERE type = 'ORDER_PAID'"));
+  }
+
+  @Test
+  void aRelayStoppedMidDeliveryIsRedeliveredAtLeastOnceAndEachEventIsMarkedOnce() {
+    int orders = 3;
+    endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_PAID") && n <= orders ? FakeEndpoint.HANG : 200;
+    double deliveredBefore = delivered();
+    String first = deployRelay("relay-a", 10, 60_000, 30_000);
+    paidOrders(orders);
+    eventually("relay A has the first events in flight", () -> endpoint.held.size() == orders);
+
+    app.vertx.undeploy(first).await();
+    relays.remove(first);
+    assertEquals(2L * orders, undelivered(), "nothing was marked by the stopped relay");
+    assertEquals(orders, app.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()"));
+
+    deployRelay("relay-b", 10, 60_000, 30_000);
+    // Time passes: the stopped relay's leases run out (instead of waiting a minute, move them).
+    app.pool.query("UPDATE outbox_events SET claimed_until = now() - interval '1 second' WHERE claimed_until IS NOT NULL")
+        .execute().await();
+    eventually("every event is delivered", () -> undelivered() == 0);
+
+    List<Row> events = app.rows("SELECT id, type, attempts FROM outbox_events ORDER BY seq");
+    assertEquals(2 * orders, events.size());
+    for (Row e : events) {
+      String id = e.getUUID("id").toString();
+      long times = endpoint.received.stream().filter(r -> id.equals(r.idempotencyKey())).count();
+      boolean wasInFlight = "ORDER_PAID".equals(e.getString("type"));
+      assertEquals(wasInFlight ? 2 : 1, times, "deliveries of " + e.getString("type") + " " + id);
+      assertEquals(wasInFlight ? 2 : 1, e.getInteger("attempts"));
+    }
+    assertEquals(deliveredBefore + 2 * orders, delivered(), "each event marked delivered exactly once");
+  }
+
+  @Test
+  void twoRelaysOnOneDatabaseNeverDeliverTheSameEventTwice() {
+    int orders = 20;
+    double deliveredBefore = delivered();
+    deployRelay("relay-a", 3, 60_000, 5_000);
+    deployRelay("relay-b", 3, 60_000, 5_000);
+    paidOrders(orders);
+    eventually("every event is delivered", () -> undelivered() == 0);
+
+    Set<String> keys = new HashSet<>();
+    for (FakeEndpoint.Received r : endpoint.received) {
+      assertTrue(keys.add(r.idempotencyKey()), "delivered twice: " + r);
+    }
+    assertEquals(2 * orders, keys.size());
+    assertEquals(deliveredBefore + 2 * orders, delivered());
+    Set<String> by = new HashSet<>();
+    app.rows("SELECT DISTINCT claimed_by FROM outbox_events").forEach(r -> by.add(r.getString(0)));
+    assertFalse(by.isEmpty());
+    System.out.printf("two relays: delivered %d events, claimed by %s%n", keys.size(), by);
+  }
+}
