@@ -12,15 +12,18 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -98,6 +101,7 @@ public final class Drill {
   private final Tally callbackOutcomes = new Tally();
   private final Tally cancelOutcomes = new Tally();
   private final Tally sent = new Tally();
+  private final Tally finalStatus = new Tally();
   private final AtomicBoolean sweeping = new AtomicBoolean();
   private final AtomicLong sweepRuns = new AtomicLong();
   private final AtomicLong sweepCancelled = new AtomicLong();
@@ -125,7 +129,7 @@ public final class Drill {
   public Result run() {
     Instant started = Instant.now();
     long t0 = System.nanoTime();
-    Map<String, Double> seconds = new java.util.LinkedHashMap<>();
+    Map<String, Double> seconds = new LinkedHashMap<>();
     List<Anomaly> anomalies = new ArrayList<>();
     try {
       out.printf("drill %s: %d orders, seed %d, timeout %d s, against %s%n", options.runId(), options.orders(),
@@ -134,7 +138,7 @@ public final class Drill {
       seconds.put("setup", lap(t0));
       long t1 = System.nanoTime();
       startSweepers();
-      createAndRace(anomalies);
+      createAndRace();
       seconds.put("createAndRace", lap(t1));
       long t2 = System.nanoTime();
       sweeping.set(false);
@@ -221,8 +225,8 @@ public final class Drill {
    * Creates every order, at most half the connections at a time (the other half stays free for the
    * races); each order's actions are armed relative to its own expiry as soon as it exists.
    */
-  private void createAndRace(List<Anomaly> anomalies) {
-    java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+  private void createAndRace() {
+    AtomicInteger next = new AtomicInteger();
     List<Future<?>> creators = new ArrayList<>();
     int width = Math.max(1, options.connections() / 2);
     for (int w = 0; w < width; w++) {
@@ -239,7 +243,7 @@ public final class Drill {
     Future.join(actions).transform(ar -> Future.succeededFuture()).await();
   }
 
-  private void createNext(java.util.concurrent.atomic.AtomicInteger next, Promise<Void> done) {
+  private void createNext(AtomicInteger next, Promise<Void> done) {
     int i = next.getAndIncrement();
     if (i >= plan.orders.size()) {
       done.complete();
@@ -281,7 +285,7 @@ public final class Drill {
     }
     boolean wrong = amount != track.amountCents;
     byte[] raw = new JsonObject().put("txnId", a.txnId()).put("orderNo", track.plan.orderNo())
-        .put("amountCents", amount).put("status", "SUCCESS").encode().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        .put("amountCents", amount).put("status", "SUCCESS").encode().getBytes(StandardCharsets.UTF_8);
     List<Future<?>> copies = new ArrayList<>();
     for (int c = 0; c < a.copies(); c++) {
       sent.add("callbacks");
@@ -384,8 +388,6 @@ public final class Drill {
   }
 
   // ---- analysis ------------------------------------------------------------------------------
-
-  private final Tally finalStatus = new Tally();
 
   /** Checks each order's answers against each other and against its final state. */
   private void analyse(List<Anomaly> anomalies) {

@@ -1,7 +1,6 @@
 package dev.ordergate.tools;
 
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 
 import java.io.PrintStream;
 import java.util.Set;
@@ -73,7 +72,6 @@ final class DrillCommand {
     try {
       ServiceClient.Target target;
       if (args.has("url")) {
-        JsonObject json = null;
         String token = args.string("admin-token", null);
         String channel = args.string("channel", null);
         String secret = args.string("secret", null);

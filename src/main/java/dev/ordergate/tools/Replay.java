@@ -217,7 +217,7 @@ public final class Replay {
               latency.recordValue(Math.max(0, (end - since) / 1000));
             }
             lastDone.accumulateAndGet(end, Math::max);
-            if (answered.incrementAndGet() + 0 == bursts.size()) {
+            if (answered.incrementAndGet() == bursts.size()) {
               finish();
             }
             return Future.<Void>succeededFuture();
