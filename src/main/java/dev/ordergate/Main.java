@@ -84,7 +84,7 @@ public final class Main {
       }
     }, "ordergate-shutdown"));
     try {
-      vertx.deployVerticle(new OrdergateVerticle(config, dbUrl, registry, Clock.systemUTC())).await();
+      vertx.deployVerticle(new OrdergateVerticle(config, dbUrl, registry, Clock.systemUTC(), path)).await();
     } catch (Exception e) {
       log.error("cannot start: {}", e.toString(), e);
       System.exit(1);

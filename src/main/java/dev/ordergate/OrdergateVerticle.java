@@ -18,6 +18,7 @@ import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
 import dev.ordergate.http.OrderRoutes;
 import dev.ordergate.http.ReconcileRoutes;
+import dev.ordergate.http.SweepRoutes;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
 import dev.ordergate.orders.OrderService;
@@ -29,6 +30,10 @@ import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.payment.SignatureVerifier;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
+import dev.ordergate.sweep.BatchHook;
+import dev.ordergate.sweep.SweepMetrics;
+import dev.ordergate.sweep.SweepTuning;
+import dev.ordergate.sweep.Sweeper;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -57,18 +62,28 @@ public final class OrdergateVerticle extends VerticleBase {
   private final DbUrl dbUrl;
   private final PrometheusMeterRegistry registry;
   private final Clock clock;
+  /** The config file watched for live sweep tuning; null: no watching. */
+  private final String configPath;
   private Pool pool;
   private PaymentGate paymentGate;
   private HttpServer server;
   private ReconcileMonitor reconcileMonitor;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
+  private Sweeper sweeper;
+  private SweepTuning sweepTuning;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
+    this(config, dbUrl, registry, clock, null);
+  }
+
+  public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock,
+                           String configPath) {
     this.config = config;
     this.dbUrl = dbUrl;
     this.registry = registry;
     this.clock = clock;
+    this.configPath = configPath;
   }
 
   @Override
@@ -91,7 +106,11 @@ public final class OrdergateVerticle extends VerticleBase {
           server = s;
           reconcileMonitor.start();
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
-        });
+        })
+        .compose(s -> sweeper.start())
+        .compose(v -> configPath == null || config.sweep().configScanMs() <= 0 ? Future.succeededFuture()
+            : SweepTuning.watch(vertx, configPath, config.sweep().configScanMs(), sweeper)
+                .onSuccess(t -> sweepTuning = t));
   }
 
   private Router router() {
@@ -105,7 +124,9 @@ public final class OrdergateVerticle extends VerticleBase {
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
     CallbackCoalescer coalescer = new CallbackCoalescer(paymentGate,
         config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
-    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), created -> { });
+    sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
+        Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
+    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated);
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
@@ -118,6 +139,7 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/admin/*").subRouter(admin.router(vertx));
     root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal)).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool)).router(vertx, admin::authorize));
+    root.route("/admin/*").subRouter(new SweepRoutes(admin, sweeper).router(vertx));
     reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
     root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor).router(vertx));
     root.route().failureHandler(Failures::handle);
@@ -148,11 +170,17 @@ public final class OrdergateVerticle extends VerticleBase {
     return outboxMetrics;
   }
 
+  public Sweeper sweeper() {
+    return sweeper;
+  }
+
   @Override
   public Future<?> stop() {
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
     }
-    return pool == null ? Future.succeededFuture() : pool.close();
+    return (sweepTuning == null ? Future.<Void>succeededFuture() : sweepTuning.close())
+        .compose(v -> sweeper == null ? Future.<Void>succeededFuture() : sweeper.stop())
+        .compose(v -> pool == null ? Future.succeededFuture() : pool.close());
   }
 }

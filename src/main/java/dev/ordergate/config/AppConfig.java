@@ -25,6 +25,7 @@ public record AppConfig(
     boolean adminTokenGenerated,
     CallbacksConfig callbacks,
     OutboxConfig outbox,
+    SweepConfig sweep,
     ReconcileConfig reconcile) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
@@ -62,6 +63,7 @@ public record AppConfig(
         generated,
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
+        SweepConfig.from(r),
         ReconcileConfig.from(r));
   }
 

@@ -63,6 +63,8 @@ public final class TestApp implements AutoCloseable {
         .put("http", new JsonObject().put("port", 0).put("host", "127.0.0.1"))
         .put("db", new JsonObject().put("poolSize", 8))
         .put("admin", new JsonObject().put("token", ADMIN_TOKEN))
+        // The timeout sweep stays off unless a test turns it on: its timer would disturb other classes.
+        .put("sweep", new JsonObject().put("enabled", false))
         .put("payments", new JsonObject().put("channels", new JsonObject()
             .put(CHANNEL, new JsonObject().put("secrets", new JsonArray().add("old-secret-rotated-out-0").add(SECRET))
                 .put("toleranceSeconds", 300))));
@@ -77,9 +79,15 @@ public final class TestApp implements AutoCloseable {
   }
 
   public static TestApp start(JsonObject config, DbUrl db) {
+    return start(config, db, null);
+  }
+
+  /** With {@code configPath} set, the service watches that file for live sweep tuning. */
+  public static TestApp start(JsonObject config, DbUrl db, String configPath) {
     Vertx vertx = Vertx.vertx();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    OrdergateVerticle verticle = new OrdergateVerticle(AppConfig.from(config), db, registry, Clock.systemUTC());
+    OrdergateVerticle verticle = new OrdergateVerticle(AppConfig.from(config), db, registry, Clock.systemUTC(),
+        configPath);
     String id = vertx.deployVerticle(verticle).await();
     return new TestApp(vertx, db, verticle, id, registry);
   }
@@ -87,7 +95,7 @@ public final class TestApp implements AutoCloseable {
   /** Empties every table, so a test's fixtures are all there is. */
   public void truncate() {
     pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
-        + "payment_receipts, exception_orders, exception_history, outbox_events CASCADE").execute().await();
+        + "payment_receipts, exception_orders, exception_history, outbox_events, sweep_runs CASCADE").execute().await();
   }
 
   // ---- HTTP -----------------------------------------------------------------------------------
