@@ -16,18 +16,18 @@ import java.util.List;
  * "amountCents","status"}}}. The body is kept as the exact bytes to send; the signature is made at
  * send time, so a file never holds a signature that could go stale.
  */
-record Burst(long offsetMs, String channel, String txnId, byte[] body) {
+public record Burst(long offsetMs, String channel, String txnId, byte[] body) {
 
-  static Burst of(long offsetMs, String channel, JsonObject body) {
+  public static Burst of(long offsetMs, String channel, JsonObject body) {
     return new Burst(offsetMs, channel, body.getString("txnId"), body.encode().getBytes(StandardCharsets.UTF_8));
   }
 
-  JsonObject toJson() {
+  public JsonObject toJson() {
     return new JsonObject().put("offsetMs", offsetMs).put("channel", channel)
         .put("body", new JsonObject(new String(body, StandardCharsets.UTF_8)));
   }
 
-  static void write(Path file, List<Burst> bursts) throws IOException {
+  public static void write(Path file, List<Burst> bursts) throws IOException {
     if (file.getParent() != null) {
       Files.createDirectories(file.getParent());
     }
@@ -39,7 +39,7 @@ record Burst(long offsetMs, String channel, String txnId, byte[] body) {
     }
   }
 
-  static List<Burst> read(Path file) throws IOException {
+  public static List<Burst> read(Path file) throws IOException {
     List<Burst> out = new ArrayList<>();
     try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       String line;

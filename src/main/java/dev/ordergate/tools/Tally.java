@@ -8,40 +8,40 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /** Thread-safe counts by key, printed and reported in key order. */
-final class Tally {
+public final class Tally {
 
   private final Map<String, LongAdder> counts = new ConcurrentHashMap<>();
 
-  void add(String key) {
+  public void add(String key) {
     add(key, 1);
   }
 
-  void add(String key, long n) {
+  public void add(String key, long n) {
     counts.computeIfAbsent(key, k -> new LongAdder()).add(n);
   }
 
-  long get(String key) {
+  public long get(String key) {
     LongAdder a = counts.get(key);
     return a == null ? 0 : a.sum();
   }
 
-  long total() {
+  public long total() {
     return counts.values().stream().mapToLong(LongAdder::sum).sum();
   }
 
-  Map<String, Long> sorted() {
+  public Map<String, Long> sorted() {
     Map<String, Long> out = new TreeMap<>();
     counts.forEach((k, v) -> out.put(k, v.sum()));
     return out;
   }
 
-  JsonObject toJson() {
+  public JsonObject toJson() {
     JsonObject o = new JsonObject();
     sorted().forEach(o::put);
     return o;
   }
 
-  String line() {
+  public String line() {
     StringBuilder sb = new StringBuilder();
     sorted().forEach((k, v) -> sb.append(sb.length() == 0 ? "" : ", ").append(k).append(' ').append(v));
     return sb.length() == 0 ? "none" : sb.toString();

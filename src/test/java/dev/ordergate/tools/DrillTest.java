@@ -31,7 +31,7 @@ class DrillTest {
   private static final int ORDERS = 300;
 
   private static Drill.Options options() {
-    return new Drill.Options(ORDERS, 42, 2, 32, 2, 25, 15, 5, 5_000,
+    return new Drill.Options(ORDERS, 42, 2, 32, 2, 25, 15, 5, 15_000,
         "T" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase());
   }
 
