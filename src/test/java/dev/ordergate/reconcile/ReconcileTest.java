@@ -1,12 +1,17 @@
 package dev.ordergate.reconcile;
 
 import dev.ordergate.support.TestApp;
+import dev.ordergate.tools.Tools;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import java.util.Set;
 import java.util.TreeSet;
@@ -176,6 +181,19 @@ class ReconcileTest {
     assertEquals(2, dirty.getLong("violations"));
     String scrape = app.call(HttpMethod.GET, "/metrics", null, false).bodyAsString();
     assertTrue(scrape.contains("ordergate_reconcile_violations 2.0"), scrape);
+  }
+
+  @Test
+  void theCommandExitsZeroWhenCleanAndOneWithEachViolationListed(@TempDir Path dir) throws Exception {
+    Path report = dir.resolve("reconcile.json");
+    assertEquals(0, Tools.run("reconcile", new String[] {"--db-url", app.db.uri(), "--report", report.toString()}));
+    assertTrue(new JsonObject(Files.readString(report)).getBoolean("ok"));
+    corrupt("UPDATE coupons SET status = 'AVAILABLE', order_no = NULL WHERE code = 'CA'");
+    assertEquals(1, Tools.run("reconcile", new String[] {"--db-url", app.db.uri(), "--report", report.toString()}));
+    JsonObject json = new JsonObject(Files.readString(report));
+    assertEquals(1, json.getLong("violations"));
+    assertTrue(json.encode().contains("\"orderNo\":\"A1\""), json.encodePrettily());
+    assertEquals(2, Tools.run("reconcile", new String[] {"--no-such-option"}));
   }
 
   @Test
