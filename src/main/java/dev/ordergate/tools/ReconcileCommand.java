@@ -85,7 +85,12 @@ final class ReconcileCommand {
       if (config.dbUrl() != null) {
         url = config.dbUrl();
       } else {
-        embedded = EmbeddedDatabase.start(new File(config.embeddedDataDir()));
+        File dir = new File(config.embeddedDataDir());
+        if (!new File(dir, "postgresql.conf").isFile()) {
+          throw new Args.UsageException("no db.url configured and no embedded database in " + dir
+              + ": give --db-url or --url");
+        }
+        embedded = EmbeddedDatabase.start(dir);
         url = embedded.url().uri();
       }
     }
