@@ -106,17 +106,45 @@ public final class Sql {
       ON CONFLICT (channel, txn_id) DO NOTHING
       RETURNING channel, txn_id""";
 
-  /** The one exit to PAID: per row conditional on the status and the amount. */
+  /**
+   * The one exit to PAID, per row conditional on the status and the amount, and in the same
+   * statement the winners' side effects, driven only by the rows the UPDATE returned: the coupon
+   * becomes USED, the transition is logged, ORDER_PAID and NOTIFY_SMS ({@code $5} the template)
+   * go to the outbox, the receipt records APPLIED. One round trip per batch.
+   */
   public static final String PAY_ORDERS = """
-      UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
-                          closed_by = 'PAYMENT_CALLBACK'
-      FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS x(order_no, channel, txn_id, amount)
-      WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
-      RETURNING o.order_no""";
-
-  public static final String USE_COUPONS = """
-      UPDATE coupons SET status = 'USED', updated_at = now()
-      WHERE order_no = ANY($1::text[]) AND status = 'LOCKED'""";
+      WITH paid AS (
+          UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
+                              closed_by = 'PAYMENT_CALLBACK'
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS x(order_no, channel, txn_id, amount)
+          WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
+          RETURNING o.order_no, o.user_id, o.amount_cents, o.paid_at, o.paid_channel, o.paid_txn_id),
+      used AS (
+          UPDATE coupons c SET status = 'USED', updated_at = now()
+          FROM paid WHERE c.order_no = paid.order_no AND c.status = 'LOCKED'),
+      logged AS (
+          INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
+          SELECT order_no, 'PENDING_PAYMENT', 'PAID', 'PAYMENT_CALLBACK', paid_channel, paid_txn_id FROM paid),
+      events AS (
+          INSERT INTO outbox_events (type, order_no, payload)
+          SELECT e.type, p.order_no, e.payload
+          FROM paid p
+          CROSS JOIN LATERAL (VALUES
+              (1, 'ORDER_PAID', jsonb_build_object(
+                  'orderNo', p.order_no, 'userId', p.user_id, 'amountCents', p.amount_cents,
+                  'paidAt', p.paid_at, 'channel', p.paid_channel, 'txnId', p.paid_txn_id,
+                  'items', (SELECT jsonb_agg(jsonb_build_object('sku', i.sku, 'qty', i.qty,
+                                                                'unitPriceCents', i.unit_price_cents) ORDER BY i.sku)
+                              FROM order_items i WHERE i.order_no = p.order_no))),
+              (2, 'NOTIFY_SMS', jsonb_build_object(
+                  'template', $5::text, 'userId', p.user_id, 'orderNo', p.order_no,
+                  'params', jsonb_build_object('amountCents', p.amount_cents)))
+          ) AS e(ord, type, payload)
+          ORDER BY p.order_no, e.ord),
+      receipts AS (
+          UPDATE payment_receipts r SET outcome = 'APPLIED', order_status = 'PAID'
+          FROM paid WHERE r.channel = paid.paid_channel AND r.txn_id = paid.paid_txn_id)
+      SELECT order_no FROM paid""";
 
   public static final String ORDER_STATES = """
       SELECT order_no, status, amount_cents FROM orders WHERE order_no = ANY($1::text[])""";

@@ -209,18 +209,18 @@ public final class PaymentGate {
         return Future.succeededFuture();
       }
       return pay(candidates)
-          .compose(winners -> markWinners(winners)
-              .compose(v -> classifyLosers(candidates, winners, ignored)))
+          .compose(winners -> classifyLosers(candidates, winners, ignored))
           .compose(v -> round(byOrder, k + 1, List.of()));
     }
 
+    /** The gate and, in the same statement, the winners' side effects (see {@link Sql#PAY_ORDERS}). */
     private Future<List<PaymentCallback>> pay(List<PaymentCallback> candidates) {
       if (candidates.isEmpty()) {
         return Future.succeededFuture(List.of());
       }
       return conn.preparedQuery(Sql.PAY_ORDERS).execute(Params.of(
               strings(candidates, PaymentCallback::orderNo), strings(candidates, PaymentCallback::channel),
-              strings(candidates, PaymentCallback::txnId), amounts(candidates)))
+              strings(candidates, PaymentCallback::txnId), amounts(candidates), OutboxWriter.SMS_ORDER_PAID))
           .map(rows -> {
             Set<String> paid = new HashSet<>();
             rows.forEach(row -> paid.add(row.getString("order_no")));
@@ -231,20 +231,11 @@ public final class PaymentGate {
                 answers.put(Key.of(cb), new CallbackResult(CallbackOutcome.APPLIED, cb.orderNo(), OrderStatus.PAID, false));
               }
             }
+            if (!winners.isEmpty()) {
+              outbox.written(conn);
+            }
             return winners;
           });
-    }
-
-    private Future<Void> markWinners(List<PaymentCallback> winners) {
-      if (winners.isEmpty()) {
-        return Future.succeededFuture();
-      }
-      String[] orderNos = strings(winners, PaymentCallback::orderNo);
-      return conn.preparedQuery(Sql.USE_COUPONS).execute(Params.array(orderNos))
-          .compose(v -> conn.preparedQuery(Sql.TRANSITIONS_OUT_OF_PENDING).execute(Params.of(
-              orderNos, OrderStatus.PAID.name(), strings(winners, PaymentCallback::channel),
-              strings(winners, PaymentCallback::txnId), TransitionSource.PAYMENT_CALLBACK.name())))
-          .compose(v -> outbox.paid(conn, orderNos));
     }
 
     /** The losers read the status they lost to, after the UPDATE, and decide from it. */
@@ -296,19 +287,24 @@ public final class PaymentGate {
       return state == null ? null : OrderStatus.valueOf(state.getString("status"));
     }
 
+    /** Stores each non-applied answer on its receipt (APPLIED ones were stored by the gate's statement). */
     private Future<Void> recordOutcomes(List<PaymentCallback> fresh) {
-      if (fresh.isEmpty()) {
-        return Future.succeededFuture();
-      }
+      List<PaymentCallback> rest = new ArrayList<>();
       List<String> outcomes = new ArrayList<>();
       List<String> statuses = new ArrayList<>();
       for (PaymentCallback cb : fresh) {
         CallbackResult r = answers.get(Key.of(cb));
-        outcomes.add(r.outcome().name());
-        statuses.add(r.orderStatus() == null ? null : r.orderStatus().name());
+        if (r.outcome() != CallbackOutcome.APPLIED) {
+          rest.add(cb);
+          outcomes.add(r.outcome().name());
+          statuses.add(r.orderStatus() == null ? null : r.orderStatus().name());
+        }
+      }
+      if (rest.isEmpty()) {
+        return Future.succeededFuture();
       }
       return conn.preparedQuery(Sql.RECORD_OUTCOMES).execute(Params.of(
-              strings(fresh, PaymentCallback::channel), strings(fresh, PaymentCallback::txnId),
+              strings(rest, PaymentCallback::channel), strings(rest, PaymentCallback::txnId),
               outcomes.toArray(String[]::new), statuses.toArray(String[]::new)))
           .mapEmpty();
     }

@@ -32,14 +32,11 @@ public final class OutboxWriter {
         .mapEmpty();
   }
 
-  /** ORDER_PAID and NOTIFY_SMS ({@value #SMS_ORDER_PAID}) per order. */
-  public Future<Void> paid(SqlConnection conn, String[] orderNos) {
-    if (orderNos.length == 0) {
-      return Future.succeededFuture();
-    }
-    return conn.preparedQuery(OutboxSql.INSERT_PAID_EVENTS)
-        .execute(Params.of(orderNos, SMS_ORDER_PAID))
-        .onSuccess(v -> signal.afterCommit(conn))
-        .mapEmpty();
+  /**
+   * A statement of the caller's transaction wrote events (the payment gate writes ORDER_PAID and
+   * NOTIFY_SMS in its own statement, {@code Sql.PAY_ORDERS}): nudge the relay once it commits.
+   */
+  public void written(SqlConnection conn) {
+    signal.afterCommit(conn);
   }
 }

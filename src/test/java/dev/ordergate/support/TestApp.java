@@ -92,10 +92,22 @@ public final class TestApp implements AutoCloseable {
     return new TestApp(vertx, db, verticle, id, registry);
   }
 
-  /** Empties every table, so a test's fixtures are all there is. */
+  /**
+   * Empties every table, so a test's fixtures are all there is. The relay or sweeper of the
+   * previous test may still be writing: a TRUNCATE that deadlocks with them is simply repeated.
+   */
   public void truncate() {
-    pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
-        + "payment_receipts, exception_orders, exception_history, outbox_events, sweep_runs CASCADE").execute().await();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
+            + "payment_receipts, exception_orders, exception_history, outbox_events, sweep_runs CASCADE").execute().await();
+        return;
+      } catch (RuntimeException e) {
+        if (attempt >= 5 || !dev.ordergate.db.Tx.isRetryable(e)) {
+          throw e;
+        }
+      }
+    }
   }
 
   // ---- HTTP -----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 package dev.ordergate.sweep;
 
 import dev.ordergate.db.Params;
+import dev.ordergate.db.Tx;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.gate.CancellationEffects;
 import dev.ordergate.support.TestApp;
@@ -124,7 +125,7 @@ class SweepConcurrencyTest {
           }
           List<String> due = new ArrayList<>();
           rows.forEach(r -> due.add(r.getString(0)));
-          return app.vertx.timer(20).compose(t -> app.pool.withTransaction(conn -> conn.preparedQuery(
+          return app.vertx.timer(20).compose(t -> Tx.run(app.pool, conn -> conn.preparedQuery(
                       "UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = 'TIMEOUT_SWEEP' "
                           + "WHERE order_no = ANY($1::text[])").execute(Params.array(due.toArray(String[]::new)))
                   .compose(v -> new CancellationEffects(new dev.ordergate.outbox.OutboxWriter(new dev.ordergate.outbox.OutboxSignal())).apply(conn, new CancellationEffects.Cancelled(due,
