@@ -18,7 +18,11 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.time.Clock;
 
-/** Entry point: reads the config, starts an embedded database when no URL is set, deploys the service. */
+/**
+ * Entry point: {@code serve} (the default) reads the config, starts an embedded database when no URL
+ * is set, and deploys the service; {@code reconcile}, {@code drill} and {@code replay} are the
+ * operator's commands ({@link dev.ordergate.tools.Tools}).
+ */
 public final class Main {
 
   private static final Logger log = LoggerFactory.getLogger(Main.class);
@@ -27,6 +31,19 @@ public final class Main {
   }
 
   public static void main(String[] args) throws Exception {
+    String command = args.length == 0 ? "serve" : args[0];
+    switch (command) {
+      case "serve" -> serve();
+      case "reconcile", "drill", "replay" ->
+          System.exit(dev.ordergate.tools.Tools.run(command, java.util.Arrays.copyOfRange(args, 1, args.length)));
+      default -> {
+        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay] [--help]");
+        System.exit(2);
+      }
+    }
+  }
+
+  private static void serve() throws Exception {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     Vertx vertx = Vertx.builder()
         .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))

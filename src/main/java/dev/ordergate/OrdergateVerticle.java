@@ -17,6 +17,7 @@ import dev.ordergate.http.CallbackRoutes;
 import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
 import dev.ordergate.http.OrderRoutes;
+import dev.ordergate.http.ReconcileRoutes;
 import dev.ordergate.http.SweepRoutes;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
@@ -27,6 +28,8 @@ import dev.ordergate.outbox.OutboxService;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.reconcile.ReconcileMonitor;
+import dev.ordergate.reconcile.Reconciler;
 import dev.ordergate.sweep.BatchHook;
 import dev.ordergate.sweep.SweepMetrics;
 import dev.ordergate.sweep.SweepTuning;
@@ -64,6 +67,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private Pool pool;
   private PaymentGate paymentGate;
   private HttpServer server;
+  private ReconcileMonitor reconcileMonitor;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
   private Sweeper sweeper;
@@ -100,6 +104,7 @@ public final class OrdergateVerticle extends VerticleBase {
             : Future.succeededFuture(s))
         .onSuccess(s -> {
           server = s;
+          reconcileMonitor.start();
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
         })
         .compose(s -> sweeper.start())
@@ -135,6 +140,8 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal)).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool)).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new SweepRoutes(admin, sweeper).router(vertx));
+    reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
+    root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor).router(vertx));
     root.route().failureHandler(Failures::handle);
     root.errorHandler(404, Failures::handle);
     root.errorHandler(405, Failures::handle);
@@ -169,6 +176,9 @@ public final class OrdergateVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    if (reconcileMonitor != null) {
+      reconcileMonitor.stop();
+    }
     return (sweepTuning == null ? Future.<Void>succeededFuture() : sweepTuning.close())
         .compose(v -> sweeper == null ? Future.<Void>succeededFuture() : sweeper.stop())
         .compose(v -> pool == null ? Future.succeededFuture() : pool.close());

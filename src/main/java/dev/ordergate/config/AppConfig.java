@@ -25,7 +25,8 @@ public record AppConfig(
     boolean adminTokenGenerated,
     CallbacksConfig callbacks,
     OutboxConfig outbox,
-    SweepConfig sweep) {
+    SweepConfig sweep,
+    ReconcileConfig reconcile) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
 
@@ -62,7 +63,8 @@ public record AppConfig(
         generated,
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
-        SweepConfig.from(r));
+        SweepConfig.from(r),
+        ReconcileConfig.from(r));
   }
 
   private static Map<String, ChannelConfig> channels(ConfigReader r) {

@@ -57,16 +57,17 @@ public final class OutboxSql {
       RETURNING o.id, o.seq, o.type, o.order_no, o.payload, o.attempts, o.created_at, o.exception_id""";
 
   /**
-   * Marks a delivery, only under the claim that made it (a relay whose lease ran out marks
-   * nothing). A delivered refund request confirms its exception: REFUND_PENDING -> REFUNDED, with
+   * Marks deliveries ({@code $1} ids, {@code $2} their claim tokens), each only under the claim
+   * that made it (a relay whose lease ran out marks nothing). A delivered refund request confirms its exception: REFUND_PENDING -> REFUNDED, with
    * history, in the same statement. {@code $3} is the relay.
    */
   public static final String MARK_DELIVERED = """
       WITH ev AS (
-          UPDATE outbox_events
+          UPDATE outbox_events o
           SET status = 'DELIVERED', delivered_at = now(), claim_token = NULL, claimed_until = NULL, last_error = NULL
-          WHERE id = $1 AND claim_token = $2 AND status = 'PENDING'
-          RETURNING id, exception_id, attempts),
+          FROM unnest($1::uuid[], $2::uuid[]) AS x(id, token)
+          WHERE o.id = x.id AND o.claim_token = x.token AND o.status = 'PENDING'
+          RETURNING o.id, o.exception_id, o.attempts),
       ex AS (
           UPDATE exception_orders x SET status = 'REFUNDED', updated_at = now()
           FROM ev WHERE x.id = ev.exception_id AND x.status = 'REFUND_PENDING'

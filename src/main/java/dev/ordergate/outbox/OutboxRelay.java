@@ -5,6 +5,7 @@ import dev.ordergate.config.OutboxConfig;
 import dev.ordergate.db.OutboxSql;
 import dev.ordergate.db.Params;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClient;
@@ -14,7 +15,11 @@ import io.vertx.sqlclient.Row;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -59,6 +64,8 @@ public final class OutboxRelay extends VerticleBase {
   private boolean again;
   private boolean stopped;
   private long gaugesRefreshedAt;
+  private final List<Delivered> deliveredQueue = new ArrayList<>();
+  private boolean marking;
 
   public OutboxRelay(Pool pool, OutboxConfig config, Map<String, ChannelConfig> channels, OutboxMetrics metrics,
                      OutboxSignal signal, String instanceId) {
@@ -226,20 +233,52 @@ public final class OutboxRelay extends VerticleBase {
             : Future.failedFuture(new IllegalStateException("HTTP " + resp.statusCode() + " from " + url)));
   }
 
-  /** Marks a delivery; answers 0: the order's next event may be due now. */
+  /**
+   * Marks a delivery; answers 0: the order's next event may be due now. Marks are coalesced: while
+   * one marking statement runs, the deliveries that finish queue up and are marked together by
+   * the next one, so a burst costs one statement per batch instead of one per event.
+   */
   private Future<Long> markDelivered(OutboxEvent event, UUID token) {
-    return pool.preparedQuery(OutboxSql.MARK_DELIVERED).execute(Params.of(event.id(), token, instanceId))
-        .map(rows -> {
-          if (rows.size() == 1) {
-            metrics.delivery(event.type(), "delivered");
-            log.debug("outbox {} {} order {} delivered (attempt {})", event.type(), event.id(), event.orderNo(),
-                event.attempts());
+    Promise<Long> marked = Promise.promise();
+    deliveredQueue.add(new Delivered(event, token, marked));
+    flushDelivered();
+    return marked.future();
+  }
+
+  private record Delivered(OutboxEvent event, UUID token, Promise<Long> marked) {}
+
+  private void flushDelivered() {
+    if (marking || deliveredQueue.isEmpty()) {
+      return;
+    }
+    marking = true;
+    List<Delivered> batch = new ArrayList<>(deliveredQueue);
+    deliveredQueue.clear();
+    pool.preparedQuery(OutboxSql.MARK_DELIVERED).execute(Params.of(
+            batch.stream().map(d -> d.event().id()).toArray(UUID[]::new),
+            batch.stream().map(Delivered::token).toArray(UUID[]::new), instanceId))
+        .onComplete(ar -> {
+          marking = false;
+          if (ar.failed()) {
+            batch.forEach(d -> d.marked().fail(ar.cause()));
           } else {
-            log.warn("outbox {} {} delivered, but no longer under this claim (lease ran out, or the event is gone)",
-                event.type(), event.id());
-            return -1L;
+            Set<UUID> done = new HashSet<>();
+            ar.result().forEach(row -> done.add(row.getUUID("id")));
+            for (Delivered d : batch) {
+              OutboxEvent event = d.event();
+              if (done.contains(event.id())) {
+                metrics.delivery(event.type(), "delivered");
+                log.debug("outbox {} {} order {} delivered (attempt {})", event.type(), event.id(), event.orderNo(),
+                    event.attempts());
+                d.marked().complete(0L);
+              } else {
+                log.warn("outbox {} {} delivered, but no longer under this claim (lease ran out, or the event is gone)",
+                    event.type(), event.id());
+                d.marked().complete(-1L);
+              }
+            }
           }
-          return 0L;
+          flushDelivered();
         });
   }
 

@@ -1,0 +1,558 @@
+package dev.ordergate.tools;
+
+import dev.ordergate.domain.TransitionSource;
+import dev.ordergate.reconcile.ReconcileReport;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The concurrency drill against one running service: stock and coupons, N orders with short
+ * timeouts, then around each expiry the seeded schedule's races (signed callbacks early, in the
+ * last second and after expiry, some delivered 2-3 times at once, some with a wrong amount, a
+ * second transaction; customer and operator cancels) while sweepers call
+ * {@code POST /admin/sweeps/run} in a loop. Then it waits for the service to settle, reads every
+ * order back, checks the answers against each other and against the final state, and runs the
+ * reconciliation. Any anomaly makes the drill fail.
+ *
+ * <p>{@link #run()} blocks: call it from a plain thread (a CLI's main, a test), never an event loop.
+ */
+public final class Drill {
+
+  public record Options(int orders, long seed, int timeoutSeconds, int connections, int sweepers,
+                        long sweepIntervalMs, int settleSeconds, int skus, long requestTimeoutMs, String runId) {
+
+    public static Options defaults(int orders, long seed) {
+      return new Options(orders, seed, 3, 64, 2, 25, 30, 5, 10_000,
+          Long.toString(System.currentTimeMillis(), 36).toUpperCase());
+    }
+
+    public Options withTimeoutSeconds(int seconds) {
+      return new Options(orders, seed, seconds, connections, sweepers, sweepIntervalMs, settleSeconds, skus,
+          requestTimeoutMs, runId);
+    }
+
+    public Options withSettle(int seconds, long requestTimeout) {
+      return new Options(orders, seed, timeoutSeconds, connections, sweepers, sweepIntervalMs, seconds, skus,
+          requestTimeout, runId);
+    }
+  }
+
+  /** A cancel's answer: the HTTP status and the outcome (or error code) it carried. */
+  public record CancelAnswer(int httpStatus, String outcome) {}
+
+  /** Who cancels. The service's endpoints by default; the broken-gate test brings its own. */
+  @FunctionalInterface
+  public interface Canceller {
+    Future<CancelAnswer> cancel(String orderNo, String userId, TransitionSource source);
+  }
+
+  /** Something the gate should have made impossible, or a failure that hides the answer. */
+  public record Anomaly(String orderNo, String kind, String detail) {
+    JsonObject toJson() {
+      return new JsonObject().put("orderNo", orderNo).put("kind", kind).put("detail", detail);
+    }
+  }
+
+  private record PayAnswer(String txnId, boolean wrongAmount, int httpStatus, String outcome, boolean duplicate) {}
+
+  /** What one order was told, in any order the answers arrived. */
+  private static final class Track {
+    final DrillPlan.OrderPlan plan;
+    volatile long amountCents = -1;
+    final List<PayAnswer> payments = Collections.synchronizedList(new ArrayList<>());
+    final List<String> cancels = Collections.synchronizedList(new ArrayList<>());
+    final List<String> errors = Collections.synchronizedList(new ArrayList<>());
+    volatile JsonObject finalState;
+
+    Track(DrillPlan.OrderPlan plan) {
+      this.plan = plan;
+    }
+  }
+
+  private final Vertx vertx;
+  private final Options options;
+  private final ServiceClient client;
+  private final Canceller canceller;
+  private final PrintStream out;
+  private final DrillPlan plan;
+  private final Map<String, Track> tracks = new HashMap<>();
+  private final List<Future<?>> inFlight = Collections.synchronizedList(new ArrayList<>());
+  private final Tally callbackOutcomes = new Tally();
+  private final Tally cancelOutcomes = new Tally();
+  private final Tally sent = new Tally();
+  private final Tally finalStatus = new Tally();
+  private final AtomicBoolean sweeping = new AtomicBoolean();
+  private final AtomicLong sweepRuns = new AtomicLong();
+  private final AtomicLong sweepCancelled = new AtomicLong();
+  private final List<String> sweepErrors = Collections.synchronizedList(new ArrayList<>());
+  private volatile boolean sweepAvailable = true;
+
+  public Drill(Vertx vertx, Options options, ServiceClient.Target target, Canceller canceller, PrintStream out) {
+    this.vertx = vertx;
+    this.options = options;
+    this.client = new ServiceClient(vertx, target, options.connections(), options.requestTimeoutMs());
+    this.canceller = canceller != null ? canceller : this::httpCancel;
+    this.out = out;
+    this.plan = DrillPlan.generate(options.runId(), options.orders(), options.seed(), options.timeoutSeconds(),
+        options.skus());
+    plan.orders.forEach(o -> tracks.put(o.orderNo(), new Track(o)));
+  }
+
+  /** The drill's result: counts, anomalies and the reconciliation, printable and as JSON. */
+  public record Result(JsonObject report, List<Anomaly> anomalies, String summary) {
+    public boolean ok() {
+      return anomalies.isEmpty();
+    }
+  }
+
+  public Result run() {
+    Instant started = Instant.now();
+    long t0 = System.nanoTime();
+    Map<String, Double> seconds = new LinkedHashMap<>();
+    List<Anomaly> anomalies = new ArrayList<>();
+    try {
+      out.printf("drill %s: %d orders, seed %d, timeout %d s, against %s%n", options.runId(), options.orders(),
+          options.seed(), options.timeoutSeconds(), client.target().url());
+      setup();
+      seconds.put("setup", lap(t0));
+      long t1 = System.nanoTime();
+      startSweepers();
+      createAndRace();
+      seconds.put("createAndRace", lap(t1));
+      long t2 = System.nanoTime();
+      sweeping.set(false);
+      settle();
+      seconds.put("settle", lap(t2));
+      long t3 = System.nanoTime();
+      ReconcileReport reconciliation = reconcile();
+      seconds.put("reconcile", lap(t3));
+      analyse(anomalies);
+      reconciliation.violations().forEach(v -> anomalies.add(new Anomaly(v.orderNo(),
+          "RECONCILE_" + v.invariant().name(), (v.sku() != null ? "sku " + v.sku() + ": " : "") + v.detail())));
+      long unlisted = reconciliation.violationCount() - reconciliation.violations().size();
+      if (unlisted > 0) {
+        anomalies.add(new Anomaly(null, "RECONCILE_UNLISTED", unlisted + " more violations not listed"));
+      }
+      seconds.put("total", lap(t0));
+      JsonObject report = report(started, seconds, anomalies, reconciliation);
+      return new Result(report, List.copyOf(anomalies), summary(report, anomalies));
+    } finally {
+      sweeping.set(false);
+      client.close();
+    }
+  }
+
+  private static double lap(long since) {
+    return Math.round((System.nanoTime() - since) / 1e7) / 100.0;
+  }
+
+  // ---- phases --------------------------------------------------------------------------------
+
+  private void setup() {
+    List<Future<?>> calls = new ArrayList<>();
+    for (String sku : plan.skus) {
+      calls.add(client.setStock(sku, plan.stockPerSku()));
+    }
+    for (DrillPlan.OrderPlan o : plan.orders) {
+      if (o.couponCode() != null) {
+        calls.add(client.createCoupon(o.couponCode(), o.userId(), o.discountCents()));
+      }
+    }
+    Future.all(calls).await();
+  }
+
+  private void startSweepers() {
+    sweeping.set(true);
+    for (int i = 0; i < options.sweepers(); i++) {
+      sweepLoop();
+    }
+  }
+
+  private void sweepLoop() {
+    if (!sweeping.get() || !sweepAvailable) {
+      return;
+    }
+    sweepOnce().onComplete(ar -> vertx.setTimer(Math.max(1, options.sweepIntervalMs()), id -> sweepLoop()));
+  }
+
+  /** One {@code POST /admin/sweeps/run}; a 404 means this service has no sweep endpoint. */
+  private Future<Void> sweepOnce() {
+    return client.send(HttpMethod.POST, "/admin/sweeps/run", null, true).transform(ar -> {
+      if (ar.failed()) {
+        sweepErrors.add(String.valueOf(ar.cause()));
+      } else if (ar.result().statusCode() == 404) {
+        if (sweepAvailable) {
+          sweepAvailable = false;
+          out.println("note: POST /admin/sweeps/run answered 404: this service has no sweep endpoint;"
+              + " orders left to expire stay pending");
+        }
+      } else if (ar.result().statusCode() / 100 != 2) {
+        sweepErrors.add("HTTP " + ar.result().statusCode() + " " + ar.result().bodyAsString());
+      } else {
+        sweepRuns.incrementAndGet();
+        JsonObject row = ar.result().bodyAsJsonObject();
+        sweepCancelled.addAndGet(row == null ? 0 : row.getLong("cancelled", 0L));
+        if (row != null && row.getString("error") != null) {
+          sweepErrors.add("run " + row.getValue("id") + ": " + row.getString("error"));
+        }
+      }
+      return Future.succeededFuture();
+    });
+  }
+
+  /**
+   * Creates every order, at most half the connections at a time (the other half stays free for the
+   * races); each order's actions are armed relative to its own expiry as soon as it exists.
+   */
+  private void createAndRace() {
+    AtomicInteger next = new AtomicInteger();
+    List<Future<?>> creators = new ArrayList<>();
+    int width = Math.max(1, options.connections() / 2);
+    for (int w = 0; w < width; w++) {
+      Promise<Void> done = Promise.promise();
+      creators.add(done.future());
+      vertx.runOnContext(v -> createNext(next, done));
+    }
+    Future.join(creators).transform(ar -> Future.succeededFuture()).await();
+    // Every action is armed once its order exists; wait for all of them to have been answered.
+    List<Future<?>> actions;
+    synchronized (inFlight) {
+      actions = new ArrayList<>(inFlight);
+    }
+    Future.join(actions).transform(ar -> Future.succeededFuture()).await();
+  }
+
+  private void createNext(AtomicInteger next, Promise<Void> done) {
+    int i = next.getAndIncrement();
+    if (i >= plan.orders.size()) {
+      done.complete();
+      return;
+    }
+    DrillPlan.OrderPlan o = plan.orders.get(i);
+    Track track = tracks.get(o.orderNo());
+    client.createOrder(o.request(options.timeoutSeconds()))
+        .onSuccess(order -> arm(track, order))
+        .onFailure(err -> track.errors.add("create: " + err.getMessage()))
+        .onComplete(ar -> createNext(next, done));
+  }
+
+  private void arm(Track track, JsonObject order) {
+    track.amountCents = order.getLong("amountCents");
+    long lifeMs = Duration.between(Instant.parse(order.getString("createdAt")),
+        Instant.parse(order.getString("expiresAt"))).toMillis();
+    long expiryNanos = System.nanoTime() + lifeMs * 1_000_000;
+    for (DrillPlan.Action a : track.plan.actions()) {
+      Promise<Void> done = Promise.promise();
+      inFlight.add(done.future());
+      long delayMs = (expiryNanos - System.nanoTime()) / 1_000_000 + a.offsetMs();
+      vertx.setTimer(Math.max(1, delayMs), id -> fire(track, a).onComplete(ar -> done.complete()));
+    }
+  }
+
+  private Future<?> fire(Track track, DrillPlan.Action a) {
+    return switch (a.kind()) {
+      case PAY -> pay(track, a);
+      case CUSTOMER_CANCEL -> cancel(track, TransitionSource.USER);
+      case OPERATOR_CANCEL -> cancel(track, TransitionSource.OPERATOR);
+    };
+  }
+
+  private Future<?> pay(Track track, DrillPlan.Action a) {
+    long amount = track.amountCents + a.amountDelta();
+    if (amount < 0) {
+      amount = track.amountCents + 100;
+    }
+    boolean wrong = amount != track.amountCents;
+    byte[] raw = new JsonObject().put("txnId", a.txnId()).put("orderNo", track.plan.orderNo())
+        .put("amountCents", amount).put("status", "SUCCESS").encode().getBytes(StandardCharsets.UTF_8);
+    List<Future<?>> copies = new ArrayList<>();
+    for (int c = 0; c < a.copies(); c++) {
+      sent.add("callbacks");
+      copies.add(client.callback(raw).transform(ar -> {
+        if (ar.failed()) {
+          track.errors.add("callback " + a.txnId() + ": " + ar.cause());
+          return Future.succeededFuture();
+        }
+        HttpResponse<Buffer> resp = ar.result();
+        if (resp.statusCode() != 200) {
+          track.errors.add("callback " + a.txnId() + ": HTTP " + resp.statusCode() + " " + resp.bodyAsString());
+          track.payments.add(new PayAnswer(a.txnId(), wrong, resp.statusCode(), null, false));
+          return Future.succeededFuture();
+        }
+        JsonObject body = resp.bodyAsJsonObject();
+        String outcome = body.getString("outcome");
+        boolean duplicate = body.getBoolean("duplicate", false);
+        callbackOutcomes.add(duplicate ? "duplicate(" + outcome + ")" : outcome);
+        track.payments.add(new PayAnswer(a.txnId(), wrong, 200, outcome, duplicate));
+        return Future.succeededFuture();
+      }));
+    }
+    return Future.join(copies);
+  }
+
+  private Future<?> cancel(Track track, TransitionSource source) {
+    sent.add("cancels." + source);
+    return canceller.cancel(track.plan.orderNo(), track.plan.userId(), source).transform(ar -> {
+      if (ar.failed()) {
+        track.errors.add("cancel by " + source + ": " + ar.cause());
+        return Future.succeededFuture();
+      }
+      CancelAnswer answer = ar.result();
+      cancelOutcomes.add(source + ":" + answer.outcome());
+      track.cancels.add(source + ":" + answer.outcome());
+      if (answer.httpStatus() != 200 && answer.httpStatus() != 409) {
+        track.errors.add("cancel by " + source + ": HTTP " + answer.httpStatus() + " " + answer.outcome());
+      }
+      return Future.succeededFuture();
+    });
+  }
+
+  /** The service's own cancel endpoints: the customer's and the operator's. */
+  private Future<CancelAnswer> httpCancel(String orderNo, String userId, TransitionSource source) {
+    Future<HttpResponse<Buffer>> call = source == TransitionSource.OPERATOR
+        ? client.send(HttpMethod.POST, "/admin/orders/" + orderNo + "/cancel",
+            new JsonObject().put("operator", "drill-operator").put("reason", "drill " + options.runId()), true)
+        : client.send(HttpMethod.POST, "/api/orders/" + orderNo + "/cancel",
+            new JsonObject().put("userId", userId).put("reason", "drill " + options.runId()), false);
+    return call.map(resp -> {
+      JsonObject body = resp.bodyAsJsonObject();
+      String outcome = body == null ? "HTTP_" + resp.statusCode()
+          : body.getString("outcome", body.getString("error", "HTTP_" + resp.statusCode()));
+      return new CancelAnswer(resp.statusCode(), outcome);
+    });
+  }
+
+  /** Sweeps until every drill order left pending is gone (or the settle time runs out), then reads all. */
+  private void settle() {
+    long deadline = System.nanoTime() + options.settleSeconds() * 1_000_000_000L;
+    List<Track> open = new ArrayList<>(tracks.values());
+    while (true) {
+      if (sweepAvailable) {
+        sweepOnce().await();
+      }
+      readBack(open);
+      open.removeIf(t -> t.finalState != null && !"PENDING_PAYMENT".equals(t.finalState.getString("status")));
+      if (open.isEmpty() || !sweepAvailable || System.nanoTime() > deadline) {
+        break;
+      }
+      sleep(250);
+    }
+    readBack(new ArrayList<>(tracks.values()));
+  }
+
+  private void readBack(List<Track> which) {
+    List<Future<?>> reads = new ArrayList<>();
+    for (Track t : which) {
+      if (t.amountCents < 0) {
+        continue;
+      }
+      reads.add(client.getOrder(t.plan.orderNo()).onSuccess(o -> t.finalState = o));
+    }
+    Future.join(reads).transform(ar -> Future.succeededFuture()).await();
+  }
+
+  private ReconcileReport reconcile() {
+    JsonObject body = client.expectJson(client.send(HttpMethod.GET, "/admin/reconcile", null, true), 200,
+        "GET /admin/reconcile").await();
+    return ReconcileReport.fromJson(body);
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  // ---- analysis ------------------------------------------------------------------------------
+
+  /** Checks each order's answers against each other and against its final state. */
+  private void analyse(List<Anomaly> anomalies) {
+    List<Track> ordered = new ArrayList<>(tracks.values());
+    ordered.sort((a, b) -> Integer.compare(a.plan.index(), b.plan.index()));
+    for (Track t : ordered) {
+      String no = t.plan.orderNo();
+      t.errors.forEach(e -> anomalies.add(new Anomaly(no, "REQUEST_FAILED", e)));
+      if (t.amountCents < 0) {
+        continue;
+      }
+      JsonObject fin = t.finalState;
+      if (fin == null) {
+        anomalies.add(new Anomaly(no, "UNREADABLE", "the order could not be read back"));
+        continue;
+      }
+      String status = fin.getString("status");
+      String closedBy = fin.getString("closedBy");
+      finalStatus.add("CANCELLED".equals(status) ? "CANCELLED by " + closedBy : status);
+      if ("PENDING_PAYMENT".equals(status) && sweepAvailable) {
+        anomalies.add(new Anomaly(no, "NOT_SETTLED", "still pending " + options.settleSeconds()
+            + " s after the race, although sweeps were running"));
+      }
+      List<PayAnswer> pays;
+      synchronized (t.payments) {
+        pays = new ArrayList<>(t.payments);
+      }
+      List<String> cancels;
+      synchronized (t.cancels) {
+        cancels = new ArrayList<>(t.cancels);
+      }
+      // Per transaction: exactly one first answer; every delivery answers the same outcome.
+      Map<String, List<PayAnswer>> byTxn = new HashMap<>();
+      pays.stream().filter(p -> p.httpStatus() == 200)
+          .forEach(p -> byTxn.computeIfAbsent(p.txnId(), k -> new ArrayList<>()).add(p));
+      List<String> applied = new ArrayList<>();
+      for (var e : byTxn.entrySet()) {
+        long firsts = e.getValue().stream().filter(p -> !p.duplicate()).count();
+        long outcomes = e.getValue().stream().map(PayAnswer::outcome).distinct().count();
+        if (firsts != 1 || outcomes != 1) {
+          anomalies.add(new Anomaly(no, "DUPLICATE_ANSWERS_DISAGREE", "txn " + e.getKey() + ": " + firsts
+              + " first answers, outcomes " + e.getValue().stream().map(PayAnswer::outcome).toList()));
+        }
+        PayAnswer first = e.getValue().stream().filter(p -> !p.duplicate()).findFirst().orElse(e.getValue().get(0));
+        if ("APPLIED".equals(first.outcome())) {
+          applied.add(e.getKey());
+          if (first.wrongAmount()) {
+            anomalies.add(new Anomaly(no, "WRONG_AMOUNT_APPLIED", "txn " + e.getKey() + " with a wrong amount was applied"));
+          }
+        }
+        if ("LATE_AFTER_CANCEL".equals(first.outcome()) && !"CANCELLED".equals(status)) {
+          anomalies.add(new Anomaly(no, "ANSWER_CONTRADICTS_STATE", "txn " + e.getKey()
+              + " answered LATE_AFTER_CANCEL but the order is " + status));
+        }
+        if ("DOUBLE_PAYMENT".equals(first.outcome()) && !"PAID".equals(status)) {
+          anomalies.add(new Anomaly(no, "ANSWER_CONTRADICTS_STATE", "txn " + e.getKey()
+              + " answered DOUBLE_PAYMENT but the order is " + status));
+        }
+      }
+      List<String> wonCancels = cancels.stream().filter(c -> c.endsWith(":CANCELLED")).toList();
+      if (applied.size() > 1) {
+        anomalies.add(new Anomaly(no, "PAID_TWICE", "applied transactions " + applied));
+      }
+      if (!applied.isEmpty() && !wonCancels.isEmpty()) {
+        anomalies.add(new Anomaly(no, "PAID_AND_CANCELLED", "payment " + applied + " applied and cancel "
+            + wonCancels + " won; final status " + status));
+      }
+      if (wonCancels.size() > 1) {
+        anomalies.add(new Anomaly(no, "CANCELLED_TWICE", "cancels " + wonCancels + " both won"));
+      }
+      if (applied.size() == 1 && !("PAID".equals(status) && Objects.equals(applied.get(0), fin.getString("paidTxnId")))) {
+        anomalies.add(new Anomaly(no, "ANSWER_CONTRADICTS_STATE", "txn " + applied.get(0) + " answered APPLIED but the order is "
+            + status + " paid by " + fin.getString("paidTxnId")));
+      }
+      if ("PAID".equals(status) && applied.isEmpty() && pays.stream().allMatch(p -> p.httpStatus() == 200)) {
+        anomalies.add(new Anomaly(no, "PAID_WITHOUT_ANSWER", "order is PAID by " + fin.getString("paidTxnId")
+            + " but no callback was answered APPLIED"));
+      }
+      if (wonCancels.size() == 1) {
+        String source = wonCancels.get(0).substring(0, wonCancels.get(0).indexOf(':'));
+        if (!"CANCELLED".equals(status) || !source.equals(closedBy)) {
+          anomalies.add(new Anomaly(no, "ANSWER_CONTRADICTS_STATE", "cancel by " + source
+              + " answered CANCELLED but the order is " + status + " closed by " + closedBy));
+        }
+      }
+      if (cancels.stream().anyMatch(c -> c.endsWith(":ALREADY_PAID")) && !"PAID".equals(status)) {
+        anomalies.add(new Anomaly(no, "ANSWER_CONTRADICTS_STATE", "a cancel answered ALREADY_PAID but the order is " + status));
+      }
+      if (cancels.stream().anyMatch(c -> c.endsWith(":ALREADY_CANCELLED")) && !"CANCELLED".equals(status)) {
+        anomalies.add(new Anomaly(no, "ANSWER_CONTRADICTS_STATE", "a cancel answered ALREADY_CANCELLED but the order is " + status));
+      }
+    }
+    sweepErrors.forEach(e -> anomalies.add(new Anomaly(null, "SWEEP_FAILED", e)));
+  }
+
+  // ---- report --------------------------------------------------------------------------------
+
+  private JsonObject report(Instant started, Map<String, Double> seconds, List<Anomaly> anomalies,
+                            ReconcileReport reconciliation) {
+    JsonArray list = new JsonArray();
+    anomalies.forEach(a -> list.add(a.toJson()));
+    JsonObject secs = new JsonObject();
+    seconds.forEach(secs::put);
+    long created = tracks.values().stream().filter(t -> t.amountCents >= 0).count();
+    return new JsonObject()
+        .put("runId", options.runId())
+        .put("startedAt", started.toString())
+        .put("target", client.target().url())
+        .put("options", new JsonObject().put("orders", options.orders()).put("seed", options.seed())
+            .put("timeoutSeconds", options.timeoutSeconds()).put("connections", options.connections())
+            .put("sweepers", options.sweepers()).put("sweepIntervalMs", options.sweepIntervalMs())
+            .put("settleSeconds", options.settleSeconds()).put("skus", options.skus()))
+        .put("schedule", plan.shape())
+        .put("created", created)
+        .put("sent", sent.toJson().put("sweepRuns", sweepRuns.get()))
+        .put("sweeps", new JsonObject().put("available", sweepAvailable).put("runs", sweepRuns.get())
+            .put("cancelled", sweepCancelled.get()).put("errors", sweepErrors.size()))
+        .put("callbackOutcomes", callbackOutcomes.toJson())
+        .put("cancelOutcomes", cancelOutcomes.toJson())
+        .put("finalStatus", finalStatus.toJson())
+        .put("anomalyCount", anomalies.size())
+        .put("anomalies", list)
+        .put("reconciliation", reconciliation.toJson())
+        .put("seconds", secs);
+  }
+
+  private String summary(JsonObject r, List<Anomaly> anomalies) {
+    StringBuilder sb = new StringBuilder();
+    String nl = System.lineSeparator();
+    JsonObject shape = r.getJsonObject("schedule");
+    sb.append("drill ").append(options.runId()).append(": ").append(r.getLong("created")).append(" of ")
+        .append(options.orders()).append(" orders created, seed ").append(options.seed()).append(nl);
+    sb.append("  schedule:  ").append(line(shape)).append(nl);
+    sb.append("  races:     ").append(shape.getLong("contested", 0L)).append(" contested orders (two or more actions"
+        + " within 1 s, or one racing the sweep after expiry)").append(nl);
+    sb.append("  sent:      ").append(sent.line()).append(nl);
+    JsonObject sw = r.getJsonObject("sweeps");
+    sb.append("  sweeps:    ").append(sw.getBoolean("available") ? sw.getLong("runs") + " runs, "
+        + sw.getLong("cancelled") + " orders cancelled by them, " + sw.getLong("errors") + " errors"
+        : "endpoint not available (404)").append(nl);
+    sb.append("  callbacks: ").append(callbackOutcomes.line()).append(nl);
+    sb.append("  cancels:   ").append(cancelOutcomes.line()).append(nl);
+    sb.append("  final:     ").append(finalStatus.line()).append(nl);
+    JsonObject rec = r.getJsonObject("reconciliation");
+    sb.append("  reconcile: ").append(rec.getBoolean("ok") ? "all invariants hold"
+        : rec.getLong("violations") + " violation(s)").append(nl);
+    sb.append("  seconds:   ").append(line(r.getJsonObject("seconds"))).append(nl);
+    sb.append("  anomalies: ").append(anomalies.size()).append(nl);
+    int shown = 0;
+    for (Anomaly a : anomalies) {
+      if (shown++ == 200) {
+        sb.append("  ! ... ").append(anomalies.size() - 200).append(" more in the JSON report").append(nl);
+        break;
+      }
+      sb.append("  ! ").append(a.kind()).append(' ').append(a.orderNo() == null ? "-" : a.orderNo()).append(": ")
+          .append(a.detail()).append(nl);
+    }
+    sb.append(anomalies.isEmpty() ? "DRILL PASSED: the gate held" : "DRILL FAILED: " + anomalies.size() + " anomalies")
+        .append(nl);
+    return sb.toString();
+  }
+
+  private static String line(JsonObject o) {
+    StringBuilder sb = new StringBuilder();
+    o.forEach(e -> sb.append(sb.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue()));
+    return sb.toString();
+  }
+}

@@ -1,0 +1,100 @@
+package dev.ordergate.tools;
+
+import io.vertx.core.Vertx;
+
+import java.io.PrintStream;
+import java.util.Set;
+
+/** {@code ordergate drill}: the concurrency drill, against a running service or self-contained. */
+final class DrillCommand {
+
+  static final String HELP = """
+      usage: ordergate drill [--url URL --admin-token T --channel NAME --secret S] [options]
+
+      Sets stock and coupons, creates N orders with short payment timeouts, then around each
+      order's expiry races signed SUCCESS callbacks (early, in the last second, after expiry, some
+      delivered 2-3 times at once, some with a wrong amount, some with a second transaction) against
+      customer and operator cancels, while sweepers call POST /admin/sweeps/run in a loop. Then it
+      waits for the service to settle, reads every order back, checks every answer against the
+      others and the final state, and runs the reconciliation (GET /admin/reconcile).
+
+      Target (all four, or none: then the service is started in this process on db.url from the
+      config, or on a throw-away embedded PostgreSQL when db.url is not set):
+        --url URL             the running service, e.g. http://127.0.0.1:8080
+        --admin-token T       its admin token (default admin.token / ORDERGATE_ADMIN_TOKEN)
+        --channel NAME        payment channel (default: the first configured one)
+        --secret S            that channel's secret (default: its first configured secret)
+      Options:
+        --orders N            orders (default 2000)
+        --seed N              schedule seed (default 1): the same seed gives the same schedule
+        --timeout-seconds S   each order's payment timeout (default 3, at least 2)
+        --connections C       HTTP connections (default 64)
+        --sweepers K          concurrent sweep loops (default 2; 0 = rely on the service's timer)
+        --sweep-interval-ms M pause between one loop's sweep calls (default 25)
+        --settle-seconds S    how long to wait for pending orders to be swept (default 30)
+        --skus K              SKUs the orders draw from (default 5)
+        --request-timeout-ms M  per request (default 10000)
+        --report FILE         also write the report as JSON
+        --db-url URL          self-contained: this database instead of the configured one
+        --service-log LEVEL   self-contained: the service's log level (default ERROR; the drill
+                              provokes a warning for every late payment)
+
+      Exit status: 0 no anomaly, 1 anomalies (each listed), 2 could not run.
+      """;
+
+  private final PrintStream out;
+
+  DrillCommand(PrintStream out) {
+    this.out = out;
+  }
+
+  int run(String[] argv) throws Exception {
+    Args args = Args.parse(argv, Set.of("url", "admin-token", "channel", "secret", "orders", "seed",
+        "timeout-seconds", "connections", "sweepers", "sweep-interval-ms", "settle-seconds", "skus",
+        "request-timeout-ms", "report", "db-url", "service-log"), Set.of());
+    if (args.help()) {
+      out.print(HELP);
+      return Tools.OK;
+    }
+    Drill.Options options = new Drill.Options(
+        args.intValue("orders", 2000, 1, 1_000_000),
+        args.integer("seed", 1, Long.MIN_VALUE, Long.MAX_VALUE),
+        args.intValue("timeout-seconds", 3, 2, 3600),
+        args.intValue("connections", 64, 1, 4096),
+        args.intValue("sweepers", 2, 0, 64),
+        args.integer("sweep-interval-ms", 25, 1, 600_000),
+        args.intValue("settle-seconds", 30, 0, 3600),
+        args.intValue("skus", 5, 1, 1000),
+        args.integer("request-timeout-ms", 10_000, 100, 600_000),
+        Long.toString(System.currentTimeMillis(), 36).toUpperCase());
+    Vertx vertx = Vertx.vertx();
+    LocalService local = null;
+    try {
+      ServiceClient.Target target;
+      if (args.has("url")) {
+        String token = args.string("admin-token", null);
+        String channel = args.string("channel", null);
+        String secret = args.string("secret", null);
+        if (token == null || channel == null || secret == null) {
+          throw new Args.UsageException("--url needs --admin-token, --channel and --secret");
+        }
+        target = new ServiceClient.Target(args.string("url", null), token, channel, secret);
+      } else {
+        // The in-process service would log every late payment the drill provokes: quiet by default.
+        ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("dev.ordergate"))
+            .setLevel(ch.qos.logback.classic.Level.toLevel(args.string("service-log", "ERROR")));
+        local = LocalService.start(vertx, LocalService.configJson(vertx), args.string("db-url", null), out);
+        target = local.target(args.string("channel", null));
+      }
+      Drill.Result result = new Drill(vertx, options, target, null, out).run();
+      out.print(result.summary());
+      Tools.writeReport(args.string("report", null), result.report(), out);
+      return result.ok() ? Tools.OK : Tools.ANOMALY;
+    } finally {
+      if (local != null) {
+        local.close();
+      }
+      vertx.close().await();
+    }
+  }
+}

@@ -1,0 +1,100 @@
+package dev.ordergate.tools;
+
+import dev.ordergate.OrdergateVerticle;
+import dev.ordergate.config.AppConfig;
+import dev.ordergate.config.ChannelConfig;
+import dev.ordergate.config.ConfigLoader;
+import dev.ordergate.db.DbUrl;
+import dev.ordergate.db.EmbeddedDatabase;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Comparator;
+import java.util.stream.Stream;
+
+/**
+ * The service started inside a tool's JVM (the self-contained drill) on the configured database,
+ * or, when no {@code db.url} is configured, on a throw-away embedded PostgreSQL.
+ */
+final class LocalService implements AutoCloseable {
+
+  final AppConfig config;
+  final DbUrl db;
+  final String url;
+  private final Vertx vertx;
+  private final String deploymentId;
+  private final EmbeddedDatabase embedded;
+  private final Path embeddedDir;
+
+  private LocalService(AppConfig config, DbUrl db, String url, Vertx vertx, String deploymentId,
+                       EmbeddedDatabase embedded, Path embeddedDir) {
+    this.config = config;
+    this.db = db;
+    this.url = url;
+    this.vertx = vertx;
+    this.deploymentId = deploymentId;
+    this.embedded = embedded;
+    this.embeddedDir = embeddedDir;
+  }
+
+  /** The operator's config file (ORDERGATE_CONF, else conf/config.json) with the environment overrides. */
+  static JsonObject configJson(Vertx vertx) {
+    return ConfigLoader.retriever(vertx, ConfigLoader.configPath(), 0).getConfig().await();
+  }
+
+  /** Deploys the service on an ephemeral local port; {@code dbUrl} null = configured or embedded. */
+  static LocalService start(Vertx vertx, JsonObject json, String dbUrl, PrintStream out) throws IOException {
+    JsonObject local = json.copy();
+    local.put("http", new JsonObject().put("host", "127.0.0.1").put("port", 0));
+    local.remove("ORDERGATE_HTTP_PORT");
+    AppConfig config = AppConfig.from(local);
+    EmbeddedDatabase embedded = null;
+    Path dir = null;
+    DbUrl db;
+    if (dbUrl != null) {
+      db = new DbUrl(dbUrl);
+    } else if (config.dbUrl() != null) {
+      db = new DbUrl(config.dbUrl());
+    } else {
+      dir = Files.createTempDirectory("ordergate-drill-pg");
+      embedded = EmbeddedDatabase.start(dir.toFile());
+      db = embedded.url();
+      out.println("no db.url configured: using a throw-away embedded PostgreSQL in " + dir);
+    }
+    OrdergateVerticle verticle = new OrdergateVerticle(config, db,
+        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
+    String id = vertx.deployVerticle(verticle).await();
+    String url = "http://127.0.0.1:" + verticle.port();
+    out.println("started the service in-process at " + url + " on " + db.jdbcUrl());
+    return new LocalService(config, db, url, vertx, id, embedded, dir);
+  }
+
+  /** The first configured channel (or {@code name}) and its first secret. */
+  ServiceClient.Target target(String channelName) {
+    ChannelConfig channel = channelName != null ? config.channels().get(channelName)
+        : config.channels().values().stream().sorted(Comparator.comparing(ChannelConfig::name)).findFirst().orElse(null);
+    if (channel == null) {
+      throw new Args.UsageException(channelName == null ? "no payment channel configured" : "no channel " + channelName);
+    }
+    return new ServiceClient.Target(url, config.adminToken(), channel.name(), channel.secrets().get(0));
+  }
+
+  @Override
+  public void close() throws IOException {
+    vertx.undeploy(deploymentId).await();
+    if (embedded != null) {
+      embedded.close();
+      try (Stream<Path> files = Files.walk(embeddedDir)) {
+        files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+      }
+    }
+  }
+}

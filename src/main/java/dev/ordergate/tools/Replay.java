@@ -1,0 +1,233 @@
+package dev.ordergate.tools;
+
+import dev.ordergate.payment.SignatureVerifier;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.json.JsonObject;
+import org.HdrHistogram.ConcurrentHistogram;
+import org.HdrHistogram.Histogram;
+
+import java.net.URI;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Fires replay callbacks at a service with the Vert.x HTTP client: a pool of exactly
+ * {@code connections} keep-alive HTTP/1.1 connections, no pipelining, each callback signed at send
+ * time. Closed loop: {@code connections} senders, each sending its next callback when the previous
+ * answer arrived. Open loop: callbacks are due at {@code i / rate} seconds (or at their file
+ * offsets) whatever the answers do, and latency is measured from when each was due, so a slow
+ * server is not hidden by the load generator slowing down with it (coordinated omission).
+ */
+public final class Replay {
+
+  /**
+   * Closed loop when {@code rate} is 0 and {@code useOffsets} false. The first {@code warmup}
+   * callbacks are sent closed loop before the measured run and left out of its figures (a cold JIT
+   * on either side would otherwise dominate a short open-loop run).
+   */
+  public record Options(int connections, double rate, boolean useOffsets, long requestTimeoutMs, int warmup) {}
+
+  /** Counts and latencies of one run. */
+  public record Result(long requests, long answered, double seconds, Tally statuses, Tally outcomes, long errors,
+                       Histogram latencyMicros) {
+
+    public double throughput() {
+      return seconds <= 0 ? 0 : answered / seconds;
+    }
+
+    public long outcome(String outcome, boolean duplicate) {
+      return outcomes.get(duplicate ? outcome + "/duplicate" : outcome);
+    }
+
+    public long status(int code) {
+      return statuses.get(Integer.toString(code));
+    }
+
+    public boolean ok() {
+      return errors == 0 && statuses.get("200") == requests;
+    }
+
+    public JsonObject toJson() {
+      Histogram h = latencyMicros;
+      return new JsonObject().put("requests", requests).put("answered", answered)
+          .put("seconds", round(seconds)).put("throughputPerSecond", round(throughput()))
+          .put("status", statuses.toJson()).put("outcomes", outcomes.toJson()).put("errors", errors)
+          .put("latencyMs", new JsonObject()
+              .put("p50", ms(h.getValueAtPercentile(50))).put("p90", ms(h.getValueAtPercentile(90)))
+              .put("p99", ms(h.getValueAtPercentile(99))).put("p99.9", ms(h.getValueAtPercentile(99.9)))
+              .put("max", ms(h.getMaxValue())).put("mean", round(h.getMean() / 1000.0)));
+    }
+
+    public String summary() {
+      JsonObject j = toJson();
+      JsonObject l = j.getJsonObject("latencyMs");
+      return String.format("replayed %d callbacks in %.2f s: %.0f/s%n  status:   %s%n  outcomes: %s%n"
+              + "  errors:   %d%n  latency ms: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s%n",
+          requests, seconds, throughput(), statuses.line(), outcomes.line(), errors,
+          l.getValue("p50"), l.getValue("p90"), l.getValue("p99"), l.getValue("p99.9"), l.getValue("max"));
+    }
+
+    private static double ms(long micros) {
+      return round(micros / 1000.0);
+    }
+
+    private static double round(double d) {
+      return Math.round(d * 100) / 100.0;
+    }
+  }
+
+  private final Vertx vertx;
+  private final String url;
+  private final String secret;
+  private final String channelOverride;
+  private final Options options;
+
+  public Replay(Vertx vertx, String url, String channelOverride, String secret, Options options) {
+    this.vertx = vertx;
+    this.url = url;
+    this.channelOverride = channelOverride;
+    this.secret = secret;
+    this.options = options;
+  }
+
+  /** Sends every burst once and blocks until all are answered: call it from a plain thread. */
+  public Result run(List<Burst> bursts) {
+    URI uri = URI.create(url);
+    boolean tls = "https".equalsIgnoreCase(uri.getScheme());
+    int port = uri.getPort() > 0 ? uri.getPort() : tls ? 443 : 80;
+    HttpClientAgent client = vertx.createHttpClient(
+        new HttpClientOptions().setDefaultHost(uri.getHost()).setDefaultPort(port).setSsl(tls)
+            .setKeepAlive(true).setPipelining(false).setMaxRedirects(0),
+        new PoolOptions().setHttp1MaxSize(options.connections())
+            .setEventLoopSize(Math.min(options.connections(), Runtime.getRuntime().availableProcessors())));
+    try {
+      int warm = Math.min(options.warmup(), bursts.size());
+      if (warm > 0) {
+        new Run(client, bursts.subList(0, warm), true).start().await();
+      }
+      return new Run(client, bursts.subList(warm, bursts.size()), false).start().await();
+    } finally {
+      client.close().await();
+    }
+  }
+
+  private final class Run {
+    private final HttpClientAgent client;
+    private final List<Burst> bursts;
+    private final Histogram latency = new ConcurrentHistogram(TimeUnit.MINUTES.toMicros(10), 3);
+    private final Tally statuses = new Tally();
+    private final Tally outcomes = new Tally();
+    private final AtomicInteger next = new AtomicInteger();
+    private final AtomicLong answered = new AtomicLong();
+    private final AtomicLong errors = new AtomicLong();
+    private final AtomicLong lastDone = new AtomicLong();
+    private final Promise<Result> finished = Promise.promise();
+    private final boolean closedLoop;
+    private long startNanos;
+
+    Run(HttpClientAgent client, List<Burst> bursts, boolean forceClosedLoop) {
+      this.client = client;
+      this.bursts = bursts;
+      this.closedLoop = forceClosedLoop || (options.rate() <= 0 && !options.useOffsets());
+    }
+
+    Future<Result> start() {
+      startNanos = System.nanoTime();
+      lastDone.set(startNanos);
+      if (bursts.isEmpty()) {
+        finish();
+      } else if (!closedLoop) {
+        openLoop();
+      } else {
+        int senders = Math.min(options.connections(), bursts.size());
+        for (int i = 0; i < senders; i++) {
+          vertx.runOnContext(v -> closedLoopNext());
+        }
+      }
+      return finished.future();
+    }
+
+    private void closedLoopNext() {
+      int i = next.getAndIncrement();
+      if (i >= bursts.size()) {
+        return;
+      }
+      long start = System.nanoTime();
+      send(bursts.get(i), start).onComplete(ar -> closedLoopNext());
+    }
+
+    /** A 1 ms tick sends every callback that is due; latency counts from when it was due. */
+    private void openLoop() {
+      vertx.setPeriodic(1, 1, id -> {
+        long now = System.nanoTime();
+        int i;
+        while ((i = next.get()) < bursts.size()) {
+          long due = startNanos + dueNanos(i);
+          if (due > now) {
+            return;
+          }
+          next.incrementAndGet();
+          send(bursts.get(i), due);
+        }
+        vertx.cancelTimer(id);
+      });
+    }
+
+    private long dueNanos(int i) {
+      if (options.useOffsets()) {
+        return TimeUnit.MILLISECONDS.toNanos(bursts.get(i).offsetMs() - bursts.get(0).offsetMs());
+      }
+      return (long) (i * 1e9 / options.rate());
+    }
+
+    private Future<Void> send(Burst b, long since) {
+      String channel = channelOverride != null ? channelOverride : b.channel();
+      long t = System.currentTimeMillis() / 1000;
+      RequestOptions ro = new RequestOptions().setMethod(HttpMethod.POST).setURI("/api/callbacks/" + channel)
+          .putHeader("Content-Type", "application/json")
+          .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(secret, t, b.body()))
+          .setTimeout(options.requestTimeoutMs());
+      return client.request(ro)
+          .compose(req -> req.send(Buffer.buffer(b.body())))
+          .compose(resp -> resp.body().map(body -> {
+            statuses.add(Integer.toString(resp.statusCode()));
+            if (resp.statusCode() == 200) {
+              JsonObject j = body.toJsonObject();
+              outcomes.add(j.getBoolean("duplicate", false) ? j.getString("outcome") + "/duplicate"
+                  : j.getString("outcome"));
+            }
+            return (Void) null;
+          }))
+          .transform(ar -> {
+            long end = System.nanoTime();
+            if (ar.failed()) {
+              errors.incrementAndGet();
+              statuses.add("error");
+            } else {
+              latency.recordValue(Math.max(0, (end - since) / 1000));
+            }
+            lastDone.accumulateAndGet(end, Math::max);
+            if (answered.incrementAndGet() == bursts.size()) {
+              finish();
+            }
+            return Future.<Void>succeededFuture();
+          });
+    }
+
+    private void finish() {
+      double seconds = (lastDone.get() - startNanos) / 1e9;
+      long ok = answered.get() - errors.get();
+      finished.tryComplete(new Result(bursts.size(), ok, seconds, statuses, outcomes, errors.get(), latency));
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package dev.ordergate.tools;
+
+import dev.ordergate.payment.SignatureVerifier;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpRequest;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The service's HTTP API as the tools use it: admin calls with the bearer token, callbacks signed
+ * with the channel secret at send time (so a queued request is never sent with a stale stamp).
+ */
+public final class ServiceClient implements AutoCloseable {
+
+  /** Where the service is and the credentials the tools need. */
+  public record Target(String url, String adminToken, String channel, String secret) {}
+
+  private final Target target;
+  private final WebClient http;
+  private final long timeoutMs;
+
+  public ServiceClient(Vertx vertx, Target target, int connections, long timeoutMs) {
+    this.target = target;
+    this.timeoutMs = timeoutMs;
+    URI uri = URI.create(target.url());
+    boolean tls = "https".equalsIgnoreCase(uri.getScheme());
+    int port = uri.getPort() > 0 ? uri.getPort() : tls ? 443 : 80;
+    this.http = WebClient.create(vertx, new WebClientOptions()
+            .setDefaultHost(uri.getHost()).setDefaultPort(port).setSsl(tls)
+            .setKeepAlive(true).setPipelining(false),
+        new PoolOptions().setHttp1MaxSize(connections).setEventLoopSize(Math.min(connections, 2)));
+  }
+
+  public Target target() {
+    return target;
+  }
+
+  private HttpRequest<Buffer> request(HttpMethod method, String path, boolean admin) {
+    HttpRequest<Buffer> req = http.request(method, path).timeout(timeoutMs);
+    if (admin) {
+      req.putHeader("Authorization", "Bearer " + target.adminToken());
+    }
+    return req;
+  }
+
+  public Future<HttpResponse<Buffer>> send(HttpMethod method, String path, JsonObject body, boolean admin) {
+    HttpRequest<Buffer> req = request(method, path, admin);
+    if (body == null) {
+      return req.send();
+    }
+    return req.putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body.encode()));
+  }
+
+  /** Signs {@code raw} now with the channel secret and posts it to the channel's callback route. */
+  public Future<HttpResponse<Buffer>> callback(byte[] raw) {
+    long t = System.currentTimeMillis() / 1000;
+    return request(HttpMethod.POST, "/api/callbacks/" + target.channel(), false)
+        .putHeader("Content-Type", "application/json")
+        .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(target.secret(), t, raw))
+        .sendBuffer(Buffer.buffer(raw));
+  }
+
+  public Future<HttpResponse<Buffer>> callback(JsonObject body) {
+    return callback(body.encode().getBytes(StandardCharsets.UTF_8));
+  }
+
+  public Future<JsonObject> expectJson(Future<HttpResponse<Buffer>> call, int status, String what) {
+    return call.compose(resp -> resp.statusCode() == status
+        ? Future.succeededFuture(resp.bodyAsJsonObject())
+        : Future.failedFuture(new IllegalStateException(what + ": HTTP " + resp.statusCode() + " " + resp.bodyAsString())));
+  }
+
+  public Future<JsonObject> setStock(String sku, int available) {
+    return expectJson(send(HttpMethod.PUT, "/admin/inventory/" + sku,
+        new JsonObject().put("available", available).put("operator", "drill"), true), 200, "set stock " + sku);
+  }
+
+  public Future<JsonObject> createCoupon(String code, String userId, long discountCents) {
+    return expectJson(send(HttpMethod.POST, "/admin/coupons",
+        new JsonObject().put("code", code).put("userId", userId).put("discountCents", discountCents), true),
+        201, "create coupon " + code);
+  }
+
+  public Future<JsonObject> createOrder(JsonObject order) {
+    return send(HttpMethod.POST, "/api/orders", order, false).compose(resp -> resp.statusCode() == 201 || resp.statusCode() == 200
+        ? Future.succeededFuture(resp.bodyAsJsonObject())
+        : Future.failedFuture(new IllegalStateException("create order " + order.getString("orderNo") + ": HTTP "
+            + resp.statusCode() + " " + resp.bodyAsString())));
+  }
+
+  public Future<JsonObject> getOrder(String orderNo) {
+    return expectJson(send(HttpMethod.GET, "/api/orders/" + orderNo, null, false), 200, "get order " + orderNo);
+  }
+
+  @Override
+  public void close() {
+    http.close();
+  }
+}

@@ -1,0 +1,115 @@
+package dev.ordergate.tools;
+
+import dev.ordergate.support.TestApp;
+import dev.ordergate.support.TestDatabase;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The drill proves the gate by running it: 300 orders with 2-second timeouts against the service
+ * end with zero anomalies; the same drill against a check-then-act cancel reports anomalies, both
+ * from the answers the drill got and from the reconciliation.
+ */
+class DrillTest {
+
+  private static final int ORDERS = 300;
+
+  private static Drill.Options options() {
+    return new Drill.Options(ORDERS, 42, 2, 32, 2, 25, 15, 5, 15_000,
+        "T" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase());
+  }
+
+  private static ServiceClient.Target target(TestApp app) {
+    return new ServiceClient.Target("http://127.0.0.1:" + app.verticle.port(), TestApp.ADMIN_TOKEN,
+        TestApp.CHANNEL, TestApp.SECRET);
+  }
+
+  private static final PrintStream QUIET = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+
+  @Test
+  void aDrillOf300OrdersAgainstTheServiceEndsWithoutAnomaly() {
+    try (TestApp app = TestApp.start()) {
+      Drill.Result result = new Drill(app.vertx, options(), target(app), null, System.out).run();
+      System.out.print(result.summary());
+      assertTrue(result.ok(), result.summary());
+      JsonObject r = result.report();
+      assertEquals(ORDERS, r.getLong("created"));
+      JsonObject callbacks = r.getJsonObject("callbackOutcomes");
+      assertTrue(callbacks.getLong("APPLIED", 0L) > 0, callbacks.encode());
+      assertTrue(callbacks.getLong("AMOUNT_MISMATCH", 0L) + callbacks.getLong("LATE_AFTER_CANCEL", 0L)
+          + callbacks.getLong("DOUBLE_PAYMENT", 0L) > 0, callbacks.encode());
+      assertTrue(r.getJsonObject("cancelOutcomes").getLong("USER:CANCELLED", 0L) > 0);
+      assertTrue(r.getJsonObject("reconciliation").getBoolean("ok"));
+    }
+  }
+
+  @Test
+  void theSameDrillAgainstACheckThenActCancelReportsAnomalies() {
+    try (TestApp app = TestApp.start()) {
+      CheckThenActCancel.removeSafetyNets(app.pool);
+      Pool pool = PgBuilder.pool().with(new PoolOptions().setMaxSize(16)).connectingTo(app.db.connectOptions())
+          .using(app.vertx).build();
+      try {
+        Drill.Result result = new Drill(app.vertx, options(), target(app), new CheckThenActCancel(app.vertx, pool),
+            QUIET).run();
+        System.out.println("expected: the drill against the check-then-act cancel must fail");
+        System.out.print(result.summary());
+        assertFalse(result.ok());
+        Set<String> kinds = new TreeSet<>();
+        result.anomalies().forEach(a -> kinds.add(a.kind()));
+        assertTrue(kinds.contains("PAID_AND_CANCELLED"), kinds.toString());
+        assertTrue(kinds.stream().anyMatch(k -> k.startsWith("RECONCILE_")), kinds.toString());
+        assertFalse(result.report().getJsonObject("reconciliation").getBoolean("ok"));
+      } finally {
+        pool.close().await();
+      }
+    }
+  }
+
+  @Test
+  void theSameSeedGivesTheSameSchedule() {
+    DrillPlan a = DrillPlan.generate("R", 500, 7, 3, 5);
+    DrillPlan b = DrillPlan.generate("R", 500, 7, 3, 5);
+    DrillPlan c = DrillPlan.generate("R", 500, 8, 3, 5);
+    assertEquals(a.orders, b.orders);
+    assertEquals(a.shape(), b.shape());
+    assertFalse(a.orders.equals(c.orders));
+  }
+
+  @Test
+  void theCommandStartsTheServiceItselfAndWritesItsReport(@TempDir Path dir) throws Exception {
+    var db = TestDatabase.freshDatabase();
+    try {
+      Path report = dir.resolve("drill.json");
+      ByteArrayOutputStream buf = new ByteArrayOutputStream();
+      int status = new DrillCommand(new PrintStream(buf, true, StandardCharsets.UTF_8)).run(new String[] {
+          "--db-url", db.uri(), "--orders", "40", "--timeout-seconds", "2", "--seed", "3", "--settle-seconds", "10",
+          "--report", report.toString()});
+      String printed = buf.toString(StandardCharsets.UTF_8);
+      assertEquals(Tools.OK, status, printed);
+      assertTrue(printed.contains("DRILL PASSED"), printed);
+      JsonObject json = new JsonObject(Files.readString(report));
+      assertEquals(0, json.getInteger("anomalyCount"));
+      assertEquals(40, json.getInteger("created"));
+      assertTrue(new DrillCommand(new PrintStream(buf, true, StandardCharsets.UTF_8)).run(new String[] {"--help"}) == 0);
+    } finally {
+      TestDatabase.drop(db);
+    }
+  }
+}
