@@ -198,7 +198,7 @@ class Bench:
             rate = max(closed[c]["throughputPerSecond"], 500)
         wrk_runs = {}
         if shutil.which("wrk"):
-            est = max(closed[64]["throughputPerSecond"], closed[256]["throughputPerSecond"]) * 3
+            est = max(closed[64]["throughputPerSecond"], closed[256]["throughputPerSecond"], 2000) * 5
             for c in (64, 256):
                 n = int(est * z["service_seconds"] * 1.2)
                 log(f"service closed loop through wrk (pre-signed), {c} connections, up to {n} callbacks")
@@ -331,7 +331,8 @@ class Bench:
         paid = int(self.psql(db, f"SELECT count(*) FROM orders WHERE order_no LIKE '{prefix}%' AND status = 'PAID'"))
         res = {"throughputPerSecond": rps, "requests": total, "paid": paid, "non2xx": int(bad.group(1)) if bad else 0,
                "p50": lat.get("50"), "p99": lat.get("99"), "seconds": seconds, "cpu": meter.seconds()}
-        res["ok"] = res["non2xx"] == 0 and paid == min(total, n)
+        # wrk stops at its deadline with requests in flight that the service still completes: paid >= total
+        res["ok"] = res["non2xx"] == 0 and paid >= min(total, n)
         log(f"wrk {name}: {rps:.0f}/s, p50 {res['p50']} ms, p99 {res['p99']} ms, {total} requests, {paid} paid"
             + ("" if total <= n else f" ({total - n} were repeats: answered as duplicates)"))
         os.remove(path)
@@ -540,7 +541,7 @@ class Bench:
                 f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | {cpu(r, r['requests'])} |")
         for c, r in cb.get("wrk", {}).items():
             add(f"| service closed loop through wrk (pre-signed), {c} connections | {r['throughputPerSecond']:,.0f} | "
-                f"{r['seconds']} | {r['p50']} | {r['p99']} | | {r['paid']:,} of {r['requests']:,}"
+                f"{r['seconds']} | {r['p50']} | {r['p99']} | | {r['requests']:,} answered, {r['paid']:,} orders paid"
                 f"{'' if r['ok'] else ' (NOT ALL OK: ' + str(r['non2xx']) + ' non-2xx)'} | {cpu(r, r['requests'])} |")
         r = cb["open"]
         add(f"| service open loop at {cb['openRate']:,.0f}/s, 256 connections | {r['throughputPerSecond']:,.0f} | "
