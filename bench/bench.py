@@ -194,7 +194,7 @@ class Bench:
         rate = max(warm["throughputPerSecond"], 500)
         closed = {}
         for c in (64, 256):
-            n = int(rate * z["service_seconds"] * 1.1)
+            n = int(rate * z["service_seconds"] * 1.4)
             log(f"service closed loop, {c} connections, {n} callbacks")
             closed[c] = self.replay(db, f"c{c}", n, connections=c)
             rate = max(closed[c]["throughputPerSecond"], 500)
