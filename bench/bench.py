@@ -764,12 +764,12 @@ def main():
     ap.add_argument("--quick", action="store_true", help="short smoke version (< 2 min); no timing is asserted")
     ap.add_argument("--db-url", default=os.environ.get("BENCH_DB_URL", "postgresql://postgres@127.0.0.1:5432/postgres"),
                     help="any database on the server to use; scratch databases are created next to it")
-    ap.add_argument("--out", default=None, help="results file (default bench/RESULTS.md; --quick: bench/RESULTS-quick.md)")
+    ap.add_argument("--out", default=None, help="results file (default bench/RESULTS.md; --quick: target/bench-quick.md)")
     ap.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override a service config key for every service the bench starts, e.g. "
                          "--set callbacks.maxInFlight=8 (repeatable; noted in the results)")
     args = ap.parse_args()
-    out = args.out or os.path.join(ROOT, "bench", "RESULTS-quick.md" if args.quick else "RESULTS.md")
+    out = args.out or os.path.join(ROOT, *(("target", "bench-quick.md") if args.quick else ("bench", "RESULTS.md")))
     b = Bench(args)
 
     def interrupted(signum, frame):
