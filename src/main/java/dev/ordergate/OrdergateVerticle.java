@@ -93,7 +93,9 @@ public final class OrdergateVerticle extends VerticleBase {
           log.info("schema ready ({} migrations applied now)", applied);
           pool = PgBuilder.pool()
               .with(new PoolOptions().setMaxSize(config.dbPoolSize()).setName("ordergate"))
-              .connectingTo(dbUrl.connectOptions().setPipeliningLimit(256))
+              // Prepared statements are parsed and planned once per connection, not on every execution.
+              .connectingTo(dbUrl.connectOptions().setPipeliningLimit(256)
+                  .setCachePreparedStatements(true).setPreparedStatementCacheMaxSize(256))
               .using(vertx)
               .build();
           return vertx.createHttpServer().requestHandler(router()).listen(config.httpPort(), config.httpHost());

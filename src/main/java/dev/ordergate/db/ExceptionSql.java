@@ -63,10 +63,13 @@ public final class ExceptionSql {
       SELECT event, from_status, to_status, actor, detail, at
       FROM exception_history WHERE exception_id = $1 ORDER BY id""";
 
-  /** The refund request event(s) of one exception, for its detail view. */
+  /**
+   * The refund request event(s) of one exception, for its detail view. The type condition is
+   * implied by a CHECK, and lets the partial index {@code outbox_one_refund} serve the lookup.
+   */
   public static final String SELECT_REFUND_EVENTS = """
       SELECT id, status, attempts, last_error, delivered_at
-      FROM outbox_events WHERE exception_id = $1 ORDER BY seq""";
+      FROM outbox_events WHERE exception_id = $1 AND type = 'REFUND_REQUESTED' ORDER BY seq""";
 
   /**
    * Resolves an exception still awaiting a person (MANUAL_REVIEW or REFUND_FAILED; OPEN for

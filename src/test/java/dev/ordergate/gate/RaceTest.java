@@ -167,7 +167,9 @@ class RaceTest {
 
   /**
    * The bug this project exists to prevent: read the status, then update by primary key. The
-   * pause stands for whatever a real service does between the two (a remote call, a GC pause).
+   * pause stands for whatever a real service does between the two (a remote call, a GC pause):
+   * it lasts until the racing payment has committed, at most half a second, so the interleaving
+   * that breaks check-then-act happens whatever the machine's speed.
    */
   static final class CheckThenActCancel {
     private final Vertx vertx;
@@ -184,7 +186,7 @@ class RaceTest {
             if (!"PENDING_PAYMENT".equals(rows.iterator().next().getString(0))) {
               return Future.succeededFuture("NOT_PENDING");
             }
-            return vertx.timer(30).compose(t -> pool.withTransaction(conn -> conn
+            return untilPaid(orderNo, System.currentTimeMillis() + 500).compose(t -> pool.withTransaction(conn -> conn
                 .preparedQuery("UPDATE orders SET status = 'CANCELLED', cancelled_at = now() WHERE order_no = $1")
                 .execute(Tuple.of(orderNo))
                 .compose(v -> conn.preparedQuery("UPDATE inventory i SET available = i.available + oi.qty "
@@ -195,6 +197,13 @@ class RaceTest {
                     + "VALUES ($1, 'PENDING_PAYMENT', 'CANCELLED', 'USER')").execute(Tuple.of(orderNo)))
                 .map("CANCELLED")));
           });
+    }
+
+    private Future<Void> untilPaid(String orderNo, long deadline) {
+      return pool.preparedQuery("SELECT status FROM orders WHERE order_no = $1").execute(Tuple.of(orderNo))
+          .compose(rows -> "PAID".equals(rows.iterator().next().getString(0)) || System.currentTimeMillis() > deadline
+              ? Future.<Void>succeededFuture()
+              : vertx.timer(5).compose(t -> untilPaid(orderNo, deadline)));
     }
   }
 }

@@ -4,6 +4,8 @@ import dev.ordergate.db.Params;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.gate.CancellationEffects;
+import dev.ordergate.outbox.OutboxSignal;
+import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -115,8 +117,17 @@ class SweepConcurrencyTest {
     assertTrue(!anomalies.isEmpty(), "a broken sweep must be detected");
   }
 
-  /** Deliberately broken: reads due orders without a lock, waits a moment, cancels them without a status condition. */
+  /**
+   * Deliberately broken: reads due orders without a lock, then cancels them without a status
+   * condition. Between the read and the write it waits until a payment has landed on one of them
+   * (as a slow remote call or a GC pause would let happen): the interleaving that breaks a
+   * check-then-act sweep, made certain so the check's verdict does not depend on the machine's speed.
+   */
   private Future<Integer> checkThenActSweep() {
+    return checkThenActSweep(true);
+  }
+
+  private Future<Integer> checkThenActSweep(boolean waitForAPayment) {
     return app.pool.query("SELECT order_no FROM orders WHERE status = 'PENDING_PAYMENT' AND expires_at <= now() "
             + "ORDER BY expires_at LIMIT 5").execute()
         .compose(rows -> {
@@ -125,14 +136,23 @@ class SweepConcurrencyTest {
           }
           List<String> due = new ArrayList<>();
           rows.forEach(r -> due.add(r.getString(0)));
-          return app.vertx.timer(20).compose(t -> Tx.run(app.pool, conn -> conn.preparedQuery(
+          Future<?> window = waitForAPayment ? untilOneIsPaid(due, System.currentTimeMillis() + 10_000) : app.vertx.timer(20);
+          return window.compose(t -> Tx.run(app.pool, conn -> conn.preparedQuery(
                       "UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = 'TIMEOUT_SWEEP' "
                           + "WHERE order_no = ANY($1::text[])").execute(Params.array(due.toArray(String[]::new)))
-                  .compose(v -> new CancellationEffects(new dev.ordergate.outbox.OutboxWriter(new dev.ordergate.outbox.OutboxSignal())).apply(conn, new CancellationEffects.Cancelled(due,
+                  .compose(v -> new CancellationEffects(new OutboxWriter(new OutboxSignal())).apply(conn, new CancellationEffects.Cancelled(due,
                       Collections.nCopies(due.size(), "broken"), Collections.nCopies(due.size(), "broken")),
                       TransitionSource.TIMEOUT_SWEEP))))
-              .compose(v -> checkThenActSweep().map(n -> n + due.size()));
+              .compose(v -> checkThenActSweep(false).map(n -> n + due.size()));
         });
+  }
+
+  private Future<Void> untilOneIsPaid(List<String> orderNos, long deadline) {
+    return app.pool.preparedQuery("SELECT count(*) FROM orders WHERE order_no = ANY($1::text[]) AND status = 'PAID'")
+        .execute(Params.array(orderNos.toArray(String[]::new)))
+        .compose(rows -> rows.iterator().next().getLong(0) > 0 || System.currentTimeMillis() > deadline
+            ? Future.<Void>succeededFuture()
+            : app.vertx.timer(5).compose(t -> untilOneIsPaid(orderNos, deadline)));
   }
 
   /**

@@ -3,6 +3,8 @@ package dev.ordergate.sweep;
 import dev.ordergate.config.SweepConfig;
 import dev.ordergate.db.Params;
 import dev.ordergate.gate.CancellationEffects;
+import dev.ordergate.outbox.OutboxSignal;
+import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.metrics.Metrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -83,7 +85,7 @@ public final class SweepFixtures {
 
   public static Sweeper sweeper(Vertx vertx, Pool pool, SweepConfig config, String instanceId, BatchHook hook,
                                 MeterRegistry registry) {
-    return new Sweeper(vertx, pool, new CancellationEffects(new dev.ordergate.outbox.OutboxWriter(new dev.ordergate.outbox.OutboxSignal())), new SweepMetrics(new Metrics(registry)), config,
+    return new Sweeper(vertx, pool, new CancellationEffects(new OutboxWriter(new OutboxSignal())), new SweepMetrics(new Metrics(registry)), config,
         instanceId, Clock.systemUTC(), hook);
   }
 
