@@ -69,6 +69,7 @@ class Bench:
         self.procs = []
         self.tmp = tempfile.mkdtemp(prefix="ordergate-bench-")
         self.jvm_opts = jvm_opts_of_scripts_run()
+        self.tool_opts = jvm_opts_of_scripts_replay()
         self.replay_jar = os.environ.get("BENCH_REPLAY_JAR", JAR)
         self.results = {}
         self.loads = []
@@ -274,7 +275,7 @@ class Bench:
                     "txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000, "status": "SUCCESS"}},
                     separators=(",", ":")) + "\n")
         report = os.path.join(self.tmp, f"{name}.report.json")
-        cmd = ["java", "-jar", self.replay_jar, "replay", "run", "--file", path, "--url", self.cb_svc.base,
+        cmd = ["java", *self.tool_opts, "-jar", self.replay_jar, "replay", "run", "--file", path, "--url", self.cb_svc.base,
                "--connections", str(connections), "--channel", CHANNEL, "--secret", secret_of_channel(),
                "--report", report]
         if rate:
@@ -584,7 +585,8 @@ class Bench:
             f"- Java: {f['java']}",
             f"- service: `java {' '.join(self.jvm_opts)} -jar target/ordergate.jar` (flags from scripts/run); "
             f"callbacks.maxBatch / maxInFlight / db.poolSize as in conf/config.json; outbox relay off; "
-            f"load generator: `ordergate.jar replay run` in its own JVM on the same machine"
+            f"load generator: `java {' '.join(self.tool_opts)} -jar target/ordergate.jar replay run` (flags from "
+            f"scripts/replay) in its own JVM on the same machine"
             + (f" (from {self.replay_jar})" if self.replay_jar != JAR else ""),
             *( [f"- config overrides (--set): {', '.join(k + '=' + json.dumps(v) for k, v in self.overrides)}"]
                if self.overrides else []),
@@ -724,6 +726,16 @@ def parse_override(text):
 def jvm_opts_of_scripts_run():
     with open(os.path.join(ROOT, "scripts", "run")) as f:
         m = re.search(r"ORDERGATE_JAVA_OPTS:-([^}]*)}", f.read())
+    return m.group(1).split() if m else []
+
+
+def jvm_opts_of_scripts_replay():
+    """The load generator's JVM flags, as scripts/replay runs it (a lighter JIT and GC)."""
+    try:
+        with open(os.path.join(ROOT, "scripts", "replay")) as f:
+            m = re.search(r"ORDERGATE_TOOL_JAVA_OPTS:-([^}]*)}", f.read())
+    except OSError:
+        return []
     return m.group(1).split() if m else []
 
 
