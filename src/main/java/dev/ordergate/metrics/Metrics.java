@@ -6,10 +6,15 @@ import dev.ordergate.domain.TransitionSource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
 /** The service's own meters, on the registry that {@code GET /metrics} scrapes. */
 public final class Metrics {
 
   private final MeterRegistry registry;
+  /** Counters by label values: registering looks the meter up by building its id, on every callback. */
+  private final Map<String, Counter> callbackCounters = new ConcurrentHashMap<>();
 
   public Metrics(MeterRegistry registry) {
     this.registry = registry;
@@ -21,12 +26,12 @@ public final class Metrics {
 
   /** {@code ordergate_callbacks_total{channel,outcome,duplicate}}; rejected callbacks count under their error code. */
   public void callback(String channel, String outcome, boolean duplicate) {
-    Counter.builder("ordergate.callbacks")
+    callbackCounters.computeIfAbsent(channel + '\u0000' + outcome + '\u0000' + duplicate, k -> Counter.builder("ordergate.callbacks")
         .description("Payment callbacks by channel and outcome")
         .tag("channel", channel)
         .tag("outcome", outcome)
         .tag("duplicate", Boolean.toString(duplicate))
-        .register(registry)
+        .register(registry))
         .increment();
   }
 

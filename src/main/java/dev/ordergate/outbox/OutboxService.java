@@ -27,7 +27,10 @@ public final class OutboxService {
   }
 
   public Future<JsonArray> list(Status status, int limit) {
-    return pool.preparedQuery(OutboxSql.SELECT_EVENTS).execute(Params.of(status.name(), limit)).map(rows -> {
+    var query = status == Status.DEAD
+        ? pool.preparedQuery(OutboxSql.SELECT_DEAD_EVENTS).execute(Params.of(limit))
+        : pool.preparedQuery(OutboxSql.SELECT_EVENTS).execute(Params.of(status.name(), limit));
+    return query.map(rows -> {
       JsonArray out = new JsonArray();
       rows.forEach(r -> out.add(OutboxEvent.json(r)));
       return out;

@@ -11,6 +11,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.regex.Pattern;
 
 /**
  * Verifies {@code X-Ordergate-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>}
@@ -21,6 +22,7 @@ import java.util.List;
 public final class SignatureVerifier {
 
   public static final String HEADER = "X-Ordergate-Signature";
+  private static final Pattern SECONDS = Pattern.compile("\\d{1,12}");
 
   private final Clock clock;
 
@@ -41,7 +43,7 @@ public final class SignatureVerifier {
       }
       String k = part.substring(0, eq).trim();
       String v = part.substring(eq + 1).trim();
-      if (k.equals("t") && v.matches("\\d{1,12}")) {
+      if (k.equals("t") && SECONDS.matcher(v).matches()) {
         t = Long.parseLong(v);
       } else if (k.equals("v1") && v.length() == 64) {
         try {
@@ -68,15 +70,24 @@ public final class SignatureVerifier {
     return ok;
   }
 
+  /** One Mac per thread: looking up the provider on every callback costs more than the HMAC itself. */
+  private static final ThreadLocal<Mac> MAC = ThreadLocal.withInitial(() -> {
+    try {
+      return Mac.getInstance("HmacSHA256");
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 unavailable", e);
+    }
+  });
+
   /** HMAC-SHA256(secret, "t." + body): what a gateway (or the drill and replay tools) sends. */
   public static byte[] sign(String secret, long t, byte[] body) {
     try {
-      Mac mac = Mac.getInstance("HmacSHA256");
+      Mac mac = MAC.get();
       mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
       mac.update((t + ".").getBytes(StandardCharsets.US_ASCII));
       return mac.doFinal(body);
     } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("HmacSHA256 unavailable", e);
+      throw new IllegalStateException("HmacSHA256 key rejected", e);
     }
   }
 
