@@ -7,14 +7,15 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientAgent;
 import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
-import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,6 +30,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * server is not hidden by the load generator slowing down with it (coordinated omission).
  */
 public final class Replay {
+
+  private static final CharSequence CONTENT_TYPE = HttpHeaders.createOptimized("Content-Type");
+  private static final CharSequence APPLICATION_JSON = HttpHeaders.createOptimized("application/json");
+  private static final CharSequence SIGNATURE = HttpHeaders.createOptimized(SignatureVerifier.HEADER);
+  private static final String OK = "200";
+  private static final String OUTCOME_FIELD = "\"outcome\":\"";
+  private static final String DUPLICATE_TRUE = "\"duplicate\":true";
 
   /**
    * Closed loop when {@code rate} is 0 and {@code useOffsets} false. The first {@code warmup}
@@ -193,18 +201,19 @@ public final class Replay {
     private Future<Void> send(Burst b, long since) {
       String channel = channelOverride != null ? channelOverride : b.channel();
       long t = System.currentTimeMillis() / 1000;
-      RequestOptions ro = new RequestOptions().setMethod(HttpMethod.POST).setURI("/api/callbacks/" + channel)
-          .putHeader("Content-Type", "application/json")
-          .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(secret, t, b.body()))
-          .setTimeout(options.requestTimeoutMs());
-      return client.request(ro)
-          .compose(req -> req.send(Buffer.buffer(b.body())))
+      // The load generator shares the CPUs with what it measures: no per-request option objects,
+      // header names built once, and the answer read by a scan rather than a JSON parse.
+      return client.request(HttpMethod.POST, "/api/callbacks/" + channel)
+          .compose(req -> {
+            req.idleTimeout(options.requestTimeoutMs());
+            req.putHeader(CONTENT_TYPE, APPLICATION_JSON);
+            req.putHeader(SIGNATURE, SignatureVerifier.header(secret, t, b.body()));
+            return req.send(Buffer.buffer(b.body()));
+          })
           .compose(resp -> resp.body().map(body -> {
-            statuses.add(Integer.toString(resp.statusCode()));
+            statuses.add(resp.statusCode() == 200 ? OK : Integer.toString(resp.statusCode()));
             if (resp.statusCode() == 200) {
-              JsonObject j = body.toJsonObject();
-              outcomes.add(j.getBoolean("duplicate", false) ? j.getString("outcome") + "/duplicate"
-                  : j.getString("outcome"));
+              outcomes.add(outcomeKey(body.toString(StandardCharsets.UTF_8)));
             }
             return (Void) null;
           }))
@@ -222,6 +231,17 @@ public final class Replay {
             }
             return Future.<Void>succeededFuture();
           });
+    }
+
+    /** {@code OUTCOME} or {@code OUTCOME/duplicate} from the service's compact JSON answer. */
+    private String outcomeKey(String json) {
+      int at = json.indexOf(OUTCOME_FIELD);
+      if (at < 0) {
+        return "?";
+      }
+      int from = at + OUTCOME_FIELD.length();
+      String outcome = json.substring(from, json.indexOf('"', from));
+      return json.contains(DUPLICATE_TRUE) ? outcome + "/duplicate" : outcome;
     }
 
     private void finish() {
