@@ -3,7 +3,7 @@
 
 Six measurements in one invocation, on one PostgreSQL server (scratch databases, dropped at the
 end), with the real service (target/ordergate.jar, the JVM flags of scripts/run) as a separate
-process. Prints a markdown table and writes bench/RESULTS.md. docs/bench.md explains each row.
+process. Prints a markdown table and writes bench/RESULTS.md. the README, section Benchmarks explains each row.
 """
 import argparse
 import datetime
@@ -772,7 +772,7 @@ def machine_facts(b):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="ordergate benchmarks (issue 6); see docs/bench.md")
+    ap = argparse.ArgumentParser(description="ordergate benchmarks (issue 6); see the README, section Benchmarks")
     ap.add_argument("--quick", action="store_true", help="short smoke version (< 2 min); no timing is asserted")
     ap.add_argument("--db-url", default=os.environ.get("BENCH_DB_URL", "postgresql://postgres@127.0.0.1:5432/postgres"),
                     help="any database on the server to use; scratch databases are created next to it")
