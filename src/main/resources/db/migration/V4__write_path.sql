@@ -1,7 +1,8 @@
 -- Cheaper writes on the payment path, found while benchmarking group commit (issue 6).
 
 -- A receipt is inserted, then its answer is stored in the same transaction: room on the page lets
--- that UPDATE be HOT (no new entries in the receipt's three indexes).
+-- part of those UPDATEs be HOT (no new entries in the receipt's three indexes); a bulk check gave
+-- 1,170 HOT of 5,000.
 ALTER TABLE payment_receipts SET (fillfactor = 80);
 
 -- No query reads events by order outside the pending ones (outbox_pending_order serves those);
