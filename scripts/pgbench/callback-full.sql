@@ -1,18 +1,20 @@
--- One payment callback with exactly the statements the service's transaction runs for a batch of
--- one (dev.ordergate.gate.PaymentGate, db/Sql.CLAIM_RECEIPTS and Sql.PAY_ORDERS): claim the
--- receipt, then the conditional UPDATE whose RETURNING rows drive the coupon, the transition, the
--- ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's answer, in one statement.
--- Same orders and sequence as callback.sql (setup.sql); every UPDATE wins.
+-- One payment callback with exactly the statements the service's transaction runs for a batch
+-- of one: Sql.CLAIM_RECEIPTS, then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
+-- drive the coupon, the transition, the ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's
+-- answer). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
+-- and the service's statements differ. Same orders and sequence as callback.sql (setup.sql).
 -- pgbench -n -M prepared -c 16 -j 2 -T 20 -f callback-full.sql
 SELECT nextval('bench_seq') AS n \gset
 BEGIN;
 INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status)
-  VALUES ('pgbench', 'PGB-' || :n, 'PGB-' || :n, 100, 'SUCCESS')
-  ON CONFLICT (channel, txn_id) DO NOTHING RETURNING channel, txn_id;
+SELECT * FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[])
+ON CONFLICT (channel, txn_id) DO NOTHING
+RETURNING channel, txn_id;
 WITH paid AS (
-    UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = 'pgbench', paid_txn_id = 'PGB-' || :n,
+    UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
                         closed_by = 'PAYMENT_CALLBACK'
-    WHERE o.order_no = 'PGB-' || :n AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = 100
+    FROM unnest(ARRAY['PGB-' || :n]::text[], ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[]) AS x(order_no, channel, txn_id, amount)
+    WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
     RETURNING o.order_no, o.user_id, o.amount_cents, o.paid_at, o.paid_channel, o.paid_txn_id),
 used AS (
     UPDATE coupons c SET status = 'USED', updated_at = now()

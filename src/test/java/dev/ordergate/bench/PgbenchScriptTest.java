@@ -1,0 +1,51 @@
+package dev.ordergate.bench;
+
+import dev.ordergate.db.Sql;
+import dev.ordergate.outbox.OutboxWriter;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * {@code scripts/pgbench/callback-full.sql} is the service's own transaction for a batch of one,
+ * for the benchmark's yardstick. It is generated from {@link Sql}'s statements, and this test keeps
+ * the committed file equal to what they generate, so the yardstick cannot drift from the gate.
+ * Regenerate it with {@code mvn -q test-compile exec:java} or by running {@link #main}.
+ */
+class PgbenchScriptTest {
+
+  static final Path SCRIPT = Path.of("scripts/pgbench/callback-full.sql");
+
+  static String generate() {
+    String orderNo = "ARRAY['PGB-' || :n]";
+    String claim = Sql.CLAIM_RECEIPTS
+        .replace("$1", "ARRAY['pgbench']").replace("$2", orderNo).replace("$3", orderNo)
+        .replace("$4", "ARRAY[100]").replace("$5", "ARRAY['SUCCESS']");
+    String pay = Sql.PAY_ORDERS
+        .replace("$1", orderNo).replace("$2", "ARRAY['pgbench']").replace("$3", orderNo)
+        .replace("$4", "ARRAY[100]").replace("$5", "'" + OutboxWriter.SMS_ORDER_PAID + "'");
+    return """
+        -- One payment callback with exactly the statements the service's transaction runs for a batch
+        -- of one: Sql.CLAIM_RECEIPTS, then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
+        -- drive the coupon, the transition, the ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's
+        -- answer). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
+        -- and the service's statements differ. Same orders and sequence as callback.sql (setup.sql).
+        -- pgbench -n -M prepared -c 16 -j 2 -T 20 -f callback-full.sql
+        SELECT nextval('bench_seq') AS n \\gset
+        BEGIN;
+        """ + claim + ";\n" + pay + ";\nEND;\n";
+  }
+
+  @Test
+  void theYardstickRunsTheServicesOwnStatements() throws Exception {
+    assertEquals(generate(), Files.readString(SCRIPT),
+        SCRIPT + " differs from the service's statements: regenerate it with PgbenchScriptTest.main");
+  }
+
+  public static void main(String[] args) throws Exception {
+    Files.writeString(SCRIPT, generate());
+  }
+}
