@@ -13,7 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * {@code scripts/pgbench/callback-full.sql} is the service's own transaction for a batch of one,
  * for the benchmark's yardstick. It is generated from {@link Sql}'s statements, and this test keeps
  * the committed file equal to what they generate, so the yardstick cannot drift from the gate.
- * Regenerate it with {@code mvn -q test-compile exec:java} or by running {@link #main}.
+ * Regenerate it from the repository root after {@code mvn -q test-compile}:
+ * {@code java -cp target/test-classes:target/classes:$(mvn -q dependency:build-classpath
+ * -Dmdep.outputFile=/dev/stdout) dev.ordergate.bench.PgbenchScriptTest}.
  */
 class PgbenchScriptTest {
 
