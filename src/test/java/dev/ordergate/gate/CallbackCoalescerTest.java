@@ -3,11 +3,10 @@ package dev.ordergate.gate;
 import dev.ordergate.domain.CallbackOutcome;
 import dev.ordergate.domain.CallbackResult;
 import dev.ordergate.domain.PaymentCallback;
+import dev.ordergate.support.AppTest;
 import dev.ordergate.support.TestApp;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Future;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -20,21 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Group commit answers each caller exactly as one-by-one processing would. */
-class CallbackCoalescerTest {
+class CallbackCoalescerTest extends AppTest {
 
-  private static TestApp app;
   private SimpleMeterRegistry registry;
   private CallbackCoalescer coalescer;
-
-  @BeforeAll
-  static void start() {
-    app = TestApp.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    app.close();
-  }
 
   @BeforeEach
   void fixtures() {

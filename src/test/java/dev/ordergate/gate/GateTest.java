@@ -1,11 +1,9 @@
 package dev.ordergate.gate;
 
-import dev.ordergate.support.TestApp;
+import dev.ordergate.support.AppTest;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -22,19 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The one-way gate, one behaviour per test, through the HTTP API against a real PostgreSQL. */
-class GateTest {
-
-  private static TestApp app;
-
-  @BeforeAll
-  static void start() {
-    app = TestApp.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    app.close();
-  }
+class GateTest extends AppTest {
 
   @BeforeEach
   void fixtures() {

@@ -1,11 +1,9 @@
 package dev.ordergate.http;
 
-import dev.ordergate.support.TestApp;
+import dev.ordergate.support.AppTest;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -13,19 +11,7 @@ import static dev.ordergate.support.TestApp.order;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Client mistakes get a 4xx with a code, never a 500; admin needs the token. */
-class ApiValidationTest {
-
-  private static TestApp app;
-
-  @BeforeAll
-  static void start() {
-    app = TestApp.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    app.close();
-  }
+class ApiValidationTest extends AppTest {
 
   @BeforeEach
   void fixtures() {

@@ -1,13 +1,12 @@
 package dev.ordergate.http;
 
 import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.support.AppTest;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -18,19 +17,7 @@ import static dev.ordergate.support.TestApp.payment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** Forged, stale, unsigned and malformed callbacks are rejected with a clear error and change nothing. */
-class CallbackSecurityTest {
-
-  private static TestApp app;
-
-  @BeforeAll
-  static void start() {
-    app = TestApp.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    app.close();
-  }
+class CallbackSecurityTest extends AppTest {
 
   @BeforeEach
   void fixtures() {

@@ -6,7 +6,7 @@ import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.gate.CancellationEffects;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
-import dev.ordergate.support.TestApp;
+import dev.ordergate.support.AppTest;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.client.HttpResponse;
@@ -14,8 +14,6 @@ import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -34,21 +32,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Several sweepers, and a sweep against payment callbacks, on the same due orders. */
-class SweepConcurrencyTest {
+class SweepConcurrencyTest extends AppTest {
 
   private static final Logger log = LoggerFactory.getLogger(SweepConcurrencyTest.class);
-  private static TestApp app;
-
-  @BeforeAll
-  static void start() {
-    app = TestApp.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    app.close();
-  }
-
   @BeforeEach
   void clean() {
     app.truncate();
