@@ -241,8 +241,13 @@ public final class PaymentGate {
     /** The losers read the status they lost to, after the UPDATE, and decide from it. */
     private Future<Void> classifyLosers(List<PaymentCallback> candidates, List<PaymentCallback> winners,
                                         List<PaymentCallback> ignored) {
-      List<PaymentCallback> losers = new ArrayList<>(candidates);
-      losers.removeAll(winners);
+      Set<PaymentCallback> won = new HashSet<>(winners);
+      List<PaymentCallback> losers = new ArrayList<>();
+      for (PaymentCallback cb : candidates) {
+        if (!won.contains(cb)) {
+          losers.add(cb);
+        }
+      }
       List<PaymentCallback> toRead = new ArrayList<>(losers);
       toRead.addAll(ignored);
       if (toRead.isEmpty()) {

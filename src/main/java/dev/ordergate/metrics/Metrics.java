@@ -13,8 +13,11 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Metrics {
 
   private final MeterRegistry registry;
-  /** Counters by label values: registering looks the meter up by building its id, on every callback. */
-  private final Map<String, Counter> callbackCounters = new ConcurrentHashMap<>();
+  /**
+   * Counters by name and label values: registering looks a meter up by building its id, which
+   * costs more than the increment on the callback path.
+   */
+  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
   public Metrics(MeterRegistry registry) {
     this.registry = registry;
@@ -26,13 +29,8 @@ public final class Metrics {
 
   /** {@code ordergate_callbacks_total{channel,outcome,duplicate}}; rejected callbacks count under their error code. */
   public void callback(String channel, String outcome, boolean duplicate) {
-    callbackCounters.computeIfAbsent(channel + '\u0000' + outcome + '\u0000' + duplicate, k -> Counter.builder("ordergate.callbacks")
-        .description("Payment callbacks by channel and outcome")
-        .tag("channel", channel)
-        .tag("outcome", outcome)
-        .tag("duplicate", Boolean.toString(duplicate))
-        .register(registry))
-        .increment();
+    counter("ordergate.callbacks", "Payment callbacks by channel and outcome",
+        "channel", channel, "outcome", outcome, "duplicate", Boolean.toString(duplicate)).increment();
   }
 
   public void callback(String channel, CallbackOutcome outcome, boolean duplicate) {
@@ -44,11 +42,13 @@ public final class Metrics {
     if (count <= 0) {
       return;
     }
-    Counter.builder("ordergate.transitions")
-        .description("Committed order status transitions")
-        .tag("source", source.name())
-        .tag("to", to.name())
-        .register(registry)
-        .increment(count);
+    counter("ordergate.transitions", "Committed order status transitions",
+        "source", source.name(), "to", to.name()).increment(count);
+  }
+
+  /** The counter {@code name} with these tags (key, value, key, value, ...), registered once. */
+  private Counter counter(String name, String description, String... tags) {
+    return counters.computeIfAbsent(name + '\u0000' + String.join("\u0000", tags),
+        k -> Counter.builder(name).description(description).tags(tags).register(registry));
   }
 }
