@@ -302,7 +302,7 @@ class Bench:
 
     def wrk(self, db, name, n, connections, seconds):
         """The same callbacks through wrk (a C client, far cheaper per request than the JVM replay
-        tool): signed here (HMAC-SHA256 over "<t>.<body>", as the gateway does), sent closed loop by
+        tool): signed here (HMAC-SHA256 over "<t>.<channel>.<body>", the ordergate v2 signature), sent closed loop by
         bench/wrk-callbacks.lua for `seconds`."""
         prefix = f"B{name}-"
         self.psql(db, f"""INSERT INTO orders (order_no, user_id, status, amount_cents, request_hash, expires_at)
@@ -316,8 +316,8 @@ class Bench:
             for i in range(1, n + 1):
                 body = json.dumps({"txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000,
                                    "status": "SUCCESS"}, separators=(",", ":"))
-                sig = hmac.new(secret, f"{t}.{body}".encode(), hashlib.sha256).hexdigest()
-                f.write(f"t={t},v1={sig}\t{body}\n")
+                sig = hmac.new(secret, f"{t}.{CHANNEL}.{body}".encode(), hashlib.sha256).hexdigest()
+                f.write(f"t={t},v2={sig}\t{body}\n")
         cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s",
                os.path.join(ROOT, "bench", "wrk-callbacks.lua"), self.cb_svc.base, "--", path, CHANNEL, "2"]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)

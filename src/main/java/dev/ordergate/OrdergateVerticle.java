@@ -27,7 +27,8 @@ import dev.ordergate.outbox.OutboxRelay;
 import dev.ordergate.outbox.OutboxService;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.Channels;
+import dev.ordergate.channel.NotificationLog;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
 import dev.ordergate.sweep.BatchHook;
@@ -128,15 +129,16 @@ public final class OrdergateVerticle extends VerticleBase {
         config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
         Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
-    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated);
+    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated,
+        config.ordersCurrency());
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
     root.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT_BYTES));
     new HealthRoutes(pool, registry).mount(vertx, root);
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
-    root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
-        coalescer::submit, metrics).router(vertx));
+    root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
+        coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
     AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate);
     root.route("/admin/*").subRouter(admin.router(vertx));
     root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal)).router(vertx, admin::authorize));

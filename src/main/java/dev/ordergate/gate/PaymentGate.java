@@ -156,7 +156,9 @@ public final class PaymentGate {
       byKey.sort(Comparator.comparing(PaymentCallback::channel).thenComparing(PaymentCallback::txnId));
       return conn.preparedQuery(Sql.CLAIM_RECEIPTS).execute(Params.of(
               strings(byKey, PaymentCallback::channel), strings(byKey, PaymentCallback::txnId),
-              strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus)))
+              strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus),
+              strings(byKey, PaymentCallback::currency), strings(byKey, PaymentCallback::notificationId),
+              strings(byKey, PaymentCallback::payload)))
           .compose(claimed -> {
             List<PaymentCallback> fresh = new ArrayList<>();
             List<PaymentCallback> seen = new ArrayList<>();
@@ -220,7 +222,8 @@ public final class PaymentGate {
       }
       return conn.preparedQuery(Sql.PAY_ORDERS).execute(Params.of(
               strings(candidates, PaymentCallback::orderNo), strings(candidates, PaymentCallback::channel),
-              strings(candidates, PaymentCallback::txnId), amounts(candidates), OutboxWriter.SMS_ORDER_PAID))
+              strings(candidates, PaymentCallback::txnId), amounts(candidates), OutboxWriter.SMS_ORDER_PAID,
+              strings(candidates, PaymentCallback::currency)))
           .map(rows -> {
             Set<String> paid = new HashSet<>();
             rows.forEach(row -> paid.add(row.getString("order_no")));
@@ -279,7 +282,8 @@ public final class PaymentGate {
         case CANCELLED -> CallbackOutcome.LATE_AFTER_CANCEL;
         case PAID -> CallbackOutcome.DOUBLE_PAYMENT;
         case PENDING_PAYMENT -> {
-          if (state.getLong("amount_cents") != cb.amountCents()) {
+          if (state.getLong("amount_cents") != cb.amountCents()
+              || (cb.currency() != null && !cb.currency().equals(state.getString("currency")))) {
             yield CallbackOutcome.AMOUNT_MISMATCH;
           }
           // The UPDATE saw this row not pending, yet it reads pending: a status never goes back.

@@ -80,9 +80,11 @@ final class LocalService implements AutoCloseable {
   /** The first configured channel (or {@code name}) and its first secret. */
   ServiceClient.Target target(String channelName) {
     ChannelConfig channel = channelName != null ? config.channels().get(channelName)
-        : config.channels().values().stream().sorted(Comparator.comparing(ChannelConfig::name)).findFirst().orElse(null);
-    if (channel == null) {
-      throw new Args.UsageException(channelName == null ? "no payment channel configured" : "no channel " + channelName);
+        : config.channels().values().stream().filter(c -> c.kind() == dev.ordergate.channel.ChannelKind.ORDERGATE)
+            .sorted(Comparator.comparing(ChannelConfig::name)).findFirst().orElse(null);
+    if (channel == null || channel.secrets().isEmpty()) {
+      throw new Args.UsageException(channelName == null ? "no payment channel of kind ordergate configured"
+          : "no channel " + channelName + " of kind ordergate");
     }
     return new ServiceClient.Target(url, config.adminToken(), channel.name(), channel.secrets().get(0));
   }

@@ -1,6 +1,6 @@
 package dev.ordergate.tools;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -33,7 +33,7 @@ public final class Replay {
 
   private static final CharSequence CONTENT_TYPE = HttpHeaders.createOptimized("Content-Type");
   private static final CharSequence APPLICATION_JSON = HttpHeaders.createOptimized("application/json");
-  private static final CharSequence SIGNATURE = HttpHeaders.createOptimized(SignatureVerifier.HEADER);
+  private static final CharSequence SIGNATURE = HttpHeaders.createOptimized(OrdergateSignature.HEADER);
   private static final String OK = "200";
   private static final String OUTCOME_FIELD = "\"outcome\":\"";
   private static final String DUPLICATE_TRUE = "\"duplicate\":true";
@@ -207,7 +207,7 @@ public final class Replay {
           .compose(req -> {
             req.idleTimeout(options.requestTimeoutMs());
             req.putHeader(CONTENT_TYPE, APPLICATION_JSON);
-            req.putHeader(SIGNATURE, SignatureVerifier.header(secret, t, b.body()));
+            req.putHeader(SIGNATURE, OrdergateSignature.header(secret, t, channel, b.body()));
             return req.send(Buffer.buffer(b.body()));
           })
           .compose(resp -> resp.body().map(body -> {

@@ -2,7 +2,7 @@ package dev.ordergate.tools;
 
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.config.ChannelConfig;
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -150,8 +150,8 @@ final class ReplayCommand {
       return secret;
     }
     ChannelConfig c = AppConfig.from(LocalService.configJson(vertx)).channels().get(channel);
-    if (c == null) {
-      throw new Args.UsageException("--secret is required (channel " + channel + " is not in the local config)");
+    if (c == null || c.secrets().isEmpty()) {
+      throw new Args.UsageException("--secret is required (channel " + channel + " is not an ordergate channel of the local config)");
     }
     return c.secrets().get(0);
   }
@@ -205,7 +205,7 @@ final class ReplayCommand {
       w.write("local bodies = {\n");
       for (Burst b : bursts) {
         String body = new String(b.body(), StandardCharsets.UTF_8);
-        w.write("  {[==[" + body + "]==], \"" + SignatureVerifier.header(secret, t, b.body()) + "\"},\n");
+        w.write("  {[==[" + body + "]==], \"" + OrdergateSignature.header(secret, t, channel, b.body()) + "\"},\n");
       }
       w.write("}\n");
       w.write("""

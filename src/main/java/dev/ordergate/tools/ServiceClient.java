@@ -1,6 +1,6 @@
 package dev.ordergate.tools;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -65,7 +65,7 @@ public final class ServiceClient implements AutoCloseable {
     long t = System.currentTimeMillis() / 1000;
     return request(HttpMethod.POST, "/api/callbacks/" + target.channel(), false)
         .putHeader("Content-Type", "application/json")
-        .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(target.secret(), t, raw))
+        .putHeader(OrdergateSignature.HEADER, OrdergateSignature.header(target.secret(), t, target.channel(), raw))
         .sendBuffer(Buffer.buffer(raw));
   }
 

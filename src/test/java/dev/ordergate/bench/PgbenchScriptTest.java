@@ -25,10 +25,12 @@ class PgbenchScriptTest {
     String orderNo = "ARRAY['PGB-' || :n]";
     String claim = Sql.CLAIM_RECEIPTS
         .replace("$1", "ARRAY['pgbench']").replace("$2", orderNo).replace("$3", orderNo)
-        .replace("$4", "ARRAY[100]").replace("$5", "ARRAY['SUCCESS']");
+        .replace("$4", "ARRAY[100]").replace("$5", "ARRAY['SUCCESS']")
+        .replace("$6", "ARRAY['CNY']").replace("$7", "ARRAY[NULL]").replace("$8", "ARRAY[NULL]");
     String pay = Sql.PAY_ORDERS
         .replace("$1", orderNo).replace("$2", "ARRAY['pgbench']").replace("$3", orderNo)
-        .replace("$4", "ARRAY[100]").replace("$5", "'" + OutboxWriter.SMS_ORDER_PAID + "'");
+        .replace("$4", "ARRAY[100]").replace("$5", "'" + OutboxWriter.SMS_ORDER_PAID + "'")
+        .replace("$6", "ARRAY['CNY']");
     return """
         -- One payment callback with exactly the statements the service's transaction runs for a batch
         -- of one: Sql.CLAIM_RECEIPTS, then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
