@@ -12,7 +12,13 @@ import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 
+import dev.ordergate.http.CallbackRoutes;
+import dev.ordergate.sim.Delivery;
+import dev.ordergate.sim.Gateway;
+import dev.ordergate.sim.Payment;
+
 import java.net.URI;
+import java.util.function.Supplier;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -21,8 +27,19 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ServiceClient implements AutoCloseable {
 
-  /** Where the service is and the credentials the tools need. */
-  public record Target(String url, String adminToken, String channel, String secret) {}
+  /**
+   * Where the service is and the credentials the tools need. {@code gateway} set: the channel is of
+   * that gateway's kind and payments are sent as the (simulated) gateway sends them; null: the
+   * ordergate format signed with {@code secret}.
+   */
+  public record Target(String url, String adminToken, String channel, String secret, Gateway gateway) {
+    public Target(String url, String adminToken, String channel, String secret) {
+      this(url, adminToken, channel, secret, null);
+    }
+  }
+
+  /** The answer to one delivered payment notification, whatever the channel's dialect. */
+  public record PayAnswer(int status, boolean accepted, String outcome, boolean duplicate, String body) {}
 
   private final Target target;
   private final WebClient http;
@@ -71,6 +88,35 @@ public final class ServiceClient implements AutoCloseable {
 
   public Future<HttpResponse<Buffer>> callback(JsonObject body) {
     return callback(body.encode().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * One payment's notification, built once: each {@code get()} delivers one copy of it (a gateway's
+   * duplicate is the same notification again). The ordergate format is signed at send time.
+   */
+  public Supplier<Future<PayAnswer>> payment(String txnId, String orderNo, long amountCents) {
+    if (target.gateway() == null) {
+      byte[] raw = new JsonObject().put("txnId", txnId).put("orderNo", orderNo).put("amountCents", amountCents)
+          .put("status", "SUCCESS").encode().getBytes(StandardCharsets.UTF_8);
+      return () -> callback(raw).map(resp -> {
+        JsonObject body = resp.statusCode() == 200 ? resp.bodyAsJsonObject() : null;
+        return new PayAnswer(resp.statusCode(), body != null, body == null ? null : body.getString("outcome"),
+            body != null && body.getBoolean("duplicate", false), resp.bodyAsString());
+      });
+    }
+    Delivery d = target.gateway().notification(new Payment(orderNo, txnId, amountCents, "CNY", null),
+        System.currentTimeMillis() / 1000);
+    return () -> {
+      HttpRequest<Buffer> req = request(HttpMethod.POST, "/api/callbacks/" + target.channel(), false);
+      d.headers().forEach(req::putHeader);
+      return req.sendBuffer(Buffer.buffer(d.body())).map(resp -> {
+        String body = resp.bodyAsString() == null ? "" : resp.bodyAsString();
+        String header = resp.getHeader(CallbackRoutes.OUTCOME_HEADER);
+        boolean ok = target.gateway().accepted(resp.statusCode(), body);
+        return new PayAnswer(resp.statusCode(), ok, header == null ? null : header.replace(",DUPLICATE", ""),
+            header != null && header.endsWith(",DUPLICATE"), body);
+      });
+    };
   }
 
   public Future<JsonObject> expectJson(Future<HttpResponse<Buffer>> call, int status, String what) {

@@ -69,6 +69,16 @@ public final class Sandbox {
     return (StripeGateway) SIM.target("stripe").gateway();
   }
 
+  /** The drill's and race's view of {@code channel} on {@code app}: its gateway plays the sandbox ones. */
+  public static dev.ordergate.tools.ServiceClient.Target target(TestApp app, String channel) {
+    String url = "http://127.0.0.1:" + app.verticle.port();
+    if (channel.equals(TestApp.CHANNEL)) {
+      return new dev.ordergate.tools.ServiceClient.Target(url, TestApp.ADMIN_TOKEN, channel, TestApp.SECRET);
+    }
+    var gateway = SIM.gateways().values().stream().filter(t -> t.channel().equals(channel)).findFirst().orElseThrow();
+    return new dev.ordergate.tools.ServiceClient.Target(url, TestApp.ADMIN_TOKEN, channel, null, gateway.gateway());
+  }
+
   public static SimConfig sim() {
     return SIM;
   }
