@@ -88,7 +88,10 @@ final class GatewaySimCommand {
           return report.getBoolean("accepted") ? Tools.OK : Tools.ANOMALY;
         }
         case "serve" -> {
-          serve(vertx, config, sender, args.string("host", "127.0.0.1"), args.intValue("port", 8090, 0, 65535));
+          String host = args.string("host", "127.0.0.1");
+          int bound = serve(vertx, config, sender, host, args.intValue("port", 8090, 0, 65535)).await().actualPort();
+          out.println("gateway-sim playing " + config.gateways().keySet() + " on http://" + host + ":" + bound
+              + " (POST /sim/pay); DEVELOPMENT ONLY keys from conf/sandbox");
           Thread.currentThread().join();
           return Tools.OK;
         }
@@ -185,7 +188,8 @@ final class GatewaySimCommand {
     };
   }
 
-  private void serve(Vertx vertx, SimConfig config, Sender sender, String host, int port) {
+  /** The simulator as an HTTP service: {@code POST /sim/pay} runs {@link #pay} and answers its report. */
+  static Future<io.vertx.core.http.HttpServer> serve(Vertx vertx, SimConfig config, Sender sender, String host, int port) {
     Router router = Router.router(vertx);
     router.route().handler(BodyHandler.create().setBodyLimit(64 * 1024));
     router.post("/sim/pay").handler(ctx -> {
@@ -203,8 +207,6 @@ final class GatewaySimCommand {
           .end(ar.succeeded() ? ar.result().encode()
               : new JsonObject().put("error", "FAILED").put("message", ar.cause().toString()).encode()));
     });
-    int bound = vertx.createHttpServer().requestHandler(router).listen(port, host).await().actualPort();
-    out.println("gateway-sim playing " + config.gateways().keySet() + " on http://" + host + ":" + bound
-        + " (POST /sim/pay); DEVELOPMENT ONLY keys from conf/sandbox");
+    return vertx.createHttpServer().requestHandler(router).listen(port, host);
   }
 }
