@@ -2,6 +2,7 @@ package dev.ordergate.tools;
 
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.config.ChannelConfig;
+import dev.ordergate.sim.SimConfig;
 import dev.ordergate.channel.ordergate.OrdergateSignature;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -34,7 +35,10 @@ final class ReplayCommand {
         order as a JSON line {"offsetMs","channel","body"}, offsets spread over --span-ms (default
         1000); a share of them (--duplicates, default 0.1) is written 2-3 times with the same txnId.
           --admin-token T   (default admin.token / ORDERGATE_ADMIN_TOKEN from the config)
-          --channel NAME    written into each line (default sandbox)
+          --format F        ordergate (default) | wechatpay-v3 | alipay | stripe: run sends each callback
+                            in that gateway's wire format, signed (and for WeChat Pay encrypted) with
+                            the DEVELOPMENT ONLY keys of conf/sandbox before the clock starts
+          --channel NAME    written into each line (default sandbox, or the format's sandbox channel)
           --seed N          (default 1)   --connections C   for creating orders (default 32)
       run: signs each callback at send time with the channel secret and sends it once.
           --connections C   HTTP/1.1 keep-alive connections, no pipelining (default 64)
@@ -47,6 +51,7 @@ final class ReplayCommand {
           --warmup N        send the first N callbacks closed loop first, outside the figures
           --emit-wrk FILE   instead of sending, write a wrk Lua script with the requests pre-signed
                             now (valid for the channel's toleranceSeconds): wrk -s FILE URL
+                            (ordergate format only)
       Both: --report FILE writes the JSON report. Exit status: 0 every callback answered 200,
       1 otherwise (errors or other statuses), 2 could not run.
       """;
@@ -60,7 +65,7 @@ final class ReplayCommand {
   int run(String[] argv) throws Exception {
     Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "channel", "secret", "seed",
         "connections", "rate", "span-ms", "duplicates", "timeout-seconds", "request-timeout-ms", "report",
-        "emit-wrk", "warmup"), Set.of("use-offsets"));
+        "emit-wrk", "warmup", "format"), Set.of("use-offsets"));
     if (args.help() || args.positional().isEmpty()) {
       out.print(HELP);
       return args.help() ? Tools.OK : Tools.FAILED;
@@ -92,7 +97,18 @@ final class ReplayCommand {
   private int generate(Vertx vertx, Args args, Path file) throws IOException {
     int n = args.intValue("orders", 1000, 1, 10_000_000);
     String url = required(args, "url");
-    String channel = args.string("channel", "sandbox");
+    String format = args.string("format", Burst.ORDERGATE);
+    String channel = args.string("channel", null);
+    if (!format.equals(Burst.ORDERGATE)) {
+      SimConfig.Target sim;
+      try {
+        sim = SimConfig.load(SimConfig.DEFAULT_PATH).target(format);
+      } catch (IllegalArgumentException e) {
+        throw new Args.UsageException("--format must be ordergate, wechatpay-v3, alipay or stripe: " + e.getMessage());
+      }
+      channel = channel == null ? sim.channel() : channel;
+    }
+    channel = channel == null ? "sandbox" : channel;
     String token = args.string("admin-token", null);
     if (token == null) {
       token = AppConfig.from(LocalService.configJson(vertx)).adminToken();
@@ -123,12 +139,12 @@ final class ReplayCommand {
         JsonObject body = new JsonObject().put("txnId", "RT-" + runId + "-" + i).put("orderNo", order.getString("orderNo"))
             .put("amountCents", order.getLong("amountCents")).put("status", "SUCCESS");
         long offset = span == 0 ? 0 : (long) (rng.nextDouble() * span);
-        bursts.add(Burst.of(offset, channel, body));
+        bursts.add(Burst.of(offset, channel, body, format));
         if (rng.nextDouble() < dupShare) {
           duplicated++;
           int copies = 1 + rng.nextInt(2);
           for (int c = 0; c < copies; c++) {
-            bursts.add(Burst.of(offset + rng.nextInt(50), channel, body));
+            bursts.add(Burst.of(offset + rng.nextInt(50), channel, body, format));
           }
         }
       }
@@ -171,7 +187,12 @@ final class ReplayCommand {
     List<Burst> bursts = Burst.read(file);
     String url = required(args, "url");
     String channel = channelOf(args, bursts);
-    String secret = secretFor(vertx, args, channel);
+    boolean anyOrdergate = bursts.stream().anyMatch(b -> !b.gatewayFormat());
+    String secret = anyOrdergate ? secretFor(vertx, args, channel) : null;
+    java.util.Map<String, dev.ordergate.sim.Gateway> gateways = new java.util.HashMap<>();
+    if (bursts.stream().anyMatch(Burst::gatewayFormat)) {
+      SimConfig.load(SimConfig.DEFAULT_PATH).gateways().forEach((k, t) -> gateways.put(k, t.gateway()));
+    }
     Replay.Options options = new Replay.Options(args.intValue("connections", 64, 1, 65_536),
         args.decimal("rate", 0, 0, 10_000_000), args.has("use-offsets"),
         args.integer("request-timeout-ms", 30_000, 100, 3_600_000), args.intValue("warmup", 0, 0, 100_000_000));
@@ -179,7 +200,7 @@ final class ReplayCommand {
         : options.useOffsets() ? "open loop at the file's offsets" : "closed loop";
     out.printf("replaying %d callbacks from %s to %s: %s, %d connections%s%n", bursts.size(), file, url, mode,
         options.connections(), options.warmup() > 0 ? ", the first " + options.warmup() + " as warm-up" : "");
-    Replay.Result result = new Replay(vertx, url, args.string("channel", null), secret, options).run(bursts);
+    Replay.Result result = new Replay(vertx, url, args.string("channel", null), secret, options, gateways).run(bursts);
     out.print(result.summary());
     Tools.writeReport(args.string("report", null), result.toJson().put("file", file.toString()).put("url", url)
         .put("mode", mode).put("connections", options.connections()).put("rate", options.rate())
@@ -191,6 +212,9 @@ final class ReplayCommand {
   /** A wrk script: every request pre-signed now; each wrk thread walks its own share of them. */
   private int emitWrk(Vertx vertx, Args args, Path file) throws IOException {
     List<Burst> bursts = Burst.read(file);
+    if (bursts.stream().anyMatch(Burst::gatewayFormat)) {
+      throw new Args.UsageException("--emit-wrk writes the ordergate format only; replay run sends gateway formats");
+    }
     String channel = channelOf(args, bursts);
     String secret = secretFor(vertx, args, channel);
     long t = System.currentTimeMillis() / 1000;
