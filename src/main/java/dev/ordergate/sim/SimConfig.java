@@ -23,18 +23,20 @@ public record SimConfig(Map<String, Target> gateways) {
   public record Target(String channel, Gateway gateway) {}
 
   public static SimConfig load(String path) throws IOException {
-    JsonObject json = new JsonObject(Files.readString(Path.of(path), StandardCharsets.UTF_8));
+    Path file = Path.of(path).toAbsolutePath();
+    JsonObject json = new JsonObject(Files.readString(file, StandardCharsets.UTF_8));
+    Path dir = file.getParent();
     Map<String, Target> out = new LinkedHashMap<>();
     JsonObject w = json.getJsonObject("wechatpay-v3");
     if (w != null) {
       out.put("wechatpay-v3", new Target(w.getString("channel"), new WechatPayGateway(w.getString("mchId"),
           w.getString("appId"), w.getString("apiV3Key").getBytes(StandardCharsets.UTF_8), w.getString("platformKeyId"),
-          Pem.privateKey(w.getString("platformPrivateKeyPem"), "wechatpay-v3.platformPrivateKeyPem"))));
+          Pem.privateKey(relativeTo(dir, w.getString("platformPrivateKeyPem")), "wechatpay-v3.platformPrivateKeyPem"))));
     }
     JsonObject a = json.getJsonObject("alipay");
     if (a != null) {
       out.put("alipay", new Target(a.getString("channel"), new AlipayGateway(a.getString("appId"),
-          Pem.privateKey(a.getString("alipayPrivateKeyPem"), "alipay.alipayPrivateKeyPem"),
+          Pem.privateKey(relativeTo(dir, a.getString("alipayPrivateKeyPem")), "alipay.alipayPrivateKeyPem"),
           Charset.forName(a.getString("charset", "utf-8")))));
     }
     JsonObject s = json.getJsonObject("stripe");
@@ -42,6 +44,11 @@ public record SimConfig(Map<String, Target> gateways) {
       out.put("stripe", new Target(s.getString("channel"), new StripeGateway(s.getString("webhookSecret"))));
     }
     return new SimConfig(Map.copyOf(out));
+  }
+
+  /** A key file named relative to the config file; PEM text stays as it is. */
+  private static String relativeTo(Path dir, String value) {
+    return value.contains("-----BEGIN") ? value : dir.resolve(value).toString();
   }
 
   public Target target(String kind) {

@@ -39,6 +39,7 @@ final class ReplayCommand {
                             in that gateway's wire format, signed (and for WeChat Pay encrypted) with
                             the DEVELOPMENT ONLY keys of conf/sandbox before the clock starts
           --channel NAME    written into each line (default sandbox, or the format's sandbox channel)
+          --sim-config FILE the simulated gateways (default conf/sandbox/gateway-sim.json)
           --seed N          (default 1)   --connections C   for creating orders (default 32)
       run: signs each callback at send time with the channel secret and sends it once.
           --connections C   HTTP/1.1 keep-alive connections, no pipelining (default 64)
@@ -65,7 +66,7 @@ final class ReplayCommand {
   int run(String[] argv) throws Exception {
     Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "channel", "secret", "seed",
         "connections", "rate", "span-ms", "duplicates", "timeout-seconds", "request-timeout-ms", "report",
-        "emit-wrk", "warmup", "format"), Set.of("use-offsets"));
+        "emit-wrk", "warmup", "format", "sim-config"), Set.of("use-offsets"));
     if (args.help() || args.positional().isEmpty()) {
       out.print(HELP);
       return args.help() ? Tools.OK : Tools.FAILED;
@@ -102,7 +103,7 @@ final class ReplayCommand {
     if (!format.equals(Burst.ORDERGATE)) {
       SimConfig.Target sim;
       try {
-        sim = SimConfig.load(SimConfig.DEFAULT_PATH).target(format);
+        sim = SimConfig.load(args.string("sim-config", SimConfig.DEFAULT_PATH)).target(format);
       } catch (IllegalArgumentException e) {
         throw new Args.UsageException("--format must be ordergate, wechatpay-v3, alipay or stripe: " + e.getMessage());
       }
@@ -191,7 +192,8 @@ final class ReplayCommand {
     String secret = anyOrdergate ? secretFor(vertx, args, channel) : null;
     java.util.Map<String, dev.ordergate.sim.Gateway> gateways = new java.util.HashMap<>();
     if (bursts.stream().anyMatch(Burst::gatewayFormat)) {
-      SimConfig.load(SimConfig.DEFAULT_PATH).gateways().forEach((k, t) -> gateways.put(k, t.gateway()));
+      SimConfig.load(args.string("sim-config", SimConfig.DEFAULT_PATH)).gateways()
+          .forEach((k, t) -> gateways.put(k, t.gateway()));
     }
     Replay.Options options = new Replay.Options(args.intValue("connections", 64, 1, 65_536),
         args.decimal("rate", 0, 0, 10_000_000), args.has("use-offsets"),
@@ -200,9 +202,11 @@ final class ReplayCommand {
         : options.useOffsets() ? "open loop at the file's offsets" : "closed loop";
     out.printf("replaying %d callbacks from %s to %s: %s, %d connections%s%n", bursts.size(), file, url, mode,
         options.connections(), options.warmup() > 0 ? ", the first " + options.warmup() + " as warm-up" : "");
-    Replay.Result result = new Replay(vertx, url, args.string("channel", null), secret, options, gateways).run(bursts);
+    Replay replay = new Replay(vertx, url, args.string("channel", null), secret, options, gateways);
+    Replay.Result result = replay.run(bursts);
     out.print(result.summary());
     Tools.writeReport(args.string("report", null), result.toJson().put("file", file.toString()).put("url", url)
+        .put("prebuildCpuSeconds", replay.prebuildCpuSeconds())
         .put("mode", mode).put("connections", options.connections()).put("rate", options.rate())
         .put("warmup", options.warmup())
         .put("at", Instant.now().toString()), out);
