@@ -1,15 +1,14 @@
--- Real payment channels (issue 9): orders carry their currency; a receipt keeps the gateway's own
--- notification id and the verified payload (bounded); verified notifications that are not payments
--- (Alipay WAIT_BUYER_PAY, Stripe's other events, ...) are recorded once and change no order.
+-- Real payment channels (issue 9): orders carry their currency; verified notifications that are not
+-- payments and carry no transaction (Stripe's other events, a WeChat Pay refund event, an unpaid
+-- Checkout Session, Alipay WAIT_BUYER_PAY / TRADE_CLOSED) are recorded once and change no order.
 
 -- ISO 4217. The service writes orders.currency from its config on every insert; the default only
 -- fills rows that existed before this migration.
 ALTER TABLE orders ADD COLUMN currency text NOT NULL DEFAULT 'CNY' CHECK (currency ~ '^[A-Z]{3}$');
 
-ALTER TABLE payment_receipts
-    ADD COLUMN currency text,
-    ADD COLUMN notification_id text,
-    ADD COLUMN payload text CHECK (payload IS NULL OR length(payload) <= 16384);
+-- The currency the payment was in (the gateway's notification id and verified payload are recorded
+-- per delivery in payment_notifications, V5).
+ALTER TABLE payment_receipts ADD COLUMN currency text;
 
 CREATE TABLE channel_notifications (
     id              bigserial PRIMARY KEY,

@@ -11,7 +11,7 @@ import dev.ordergate.domain.PaymentCallback;
 public record Notification(String notificationId, String eventType, String orderNo, PaymentCallback payment,
                            String payload) {
 
-  public static final int MAX_PAYLOAD_CHARS = 16 * 1024;
+  public static final int MAX_PAYLOAD_CHARS = PaymentCallback.PAYLOAD_MAX_CHARS;
 
   public static String bounded(String payload) {
     return payload == null || payload.length() <= MAX_PAYLOAD_CHARS ? payload : payload.substring(0, MAX_PAYLOAD_CHARS);

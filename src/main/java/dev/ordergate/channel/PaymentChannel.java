@@ -27,6 +27,9 @@ public interface PaymentChannel {
   /** The request was refused; nothing changed. */
   Answer rejected(ChannelRejection rejection);
 
-  /** Our own failure (database down): the answer that makes this gateway deliver again. */
-  Answer retry(int status, String message);
+  /**
+   * Our own failure (database down or busy, callbacks overloaded): the answer that makes this gateway
+   * deliver again. {@code status} is 5xx; {@code code} and {@code message} are ordergate's error.
+   */
+  Answer retry(int status, String code, String message);
 }

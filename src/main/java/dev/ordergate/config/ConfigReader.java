@@ -134,7 +134,7 @@ public final class ConfigReader {
   public String url(String key) {
     String s = string(key, null);
     if (s != null && !s.matches("https?://[^\\s]+")) {
-      throw new ConfigException(key, "must be an http(s) URL, got " + s);
+      throw new ConfigException(key, "must be an http(s) URL");
     }
     return s;
   }

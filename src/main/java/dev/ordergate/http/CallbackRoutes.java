@@ -17,9 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Map;
-import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
-import java.util.function.Function;
+import java.util.function.BooleanSupplier;
 
 /**
  * {@code POST /api/callbacks/{channel}}: unknown channel 404; otherwise the channel of that name
@@ -35,12 +35,14 @@ public final class CallbackRoutes {
   public static final String OUTCOME_HEADER = "X-Ordergate-Outcome";
 
   private final Map<String, PaymentChannel> channels;
-  private final Function<PaymentCallback, Future<CallbackResult>> gate;
+  /** The gate's queue: a callback, and whether its client has gone (then it is dropped unrun). */
+  private final BiFunction<PaymentCallback, BooleanSupplier, Future<CallbackResult>> gate;
   private final BiFunction<String, Notification, Future<CallbackResult>> record;
   private final Metrics metrics;
 
   /** {@code record} stores a verified non-payment notification of a channel and answers IGNORED. */
-  public CallbackRoutes(Map<String, PaymentChannel> channels, Function<PaymentCallback, Future<CallbackResult>> gate,
+  public CallbackRoutes(Map<String, PaymentChannel> channels,
+                        BiFunction<PaymentCallback, BooleanSupplier, Future<CallbackResult>> gate,
                         BiFunction<String, Notification, Future<CallbackResult>> record, Metrics metrics) {
     this.channels = channels;
     this.gate = gate;
@@ -60,7 +62,7 @@ public final class CallbackRoutes {
     if (channel == null) {
       throw new Rejection(404, "UNKNOWN_CHANNEL", "no payment channel " + name);
     }
-    byte[] raw = ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
+    byte[] raw = RawBody.of(ctx).getBytes();
     Notification n;
     try {
       n = channel.receive(new Inbound(raw, ctx.request()::getHeader));
@@ -70,14 +72,14 @@ public final class CallbackRoutes {
       send(ctx, channel.rejected(r), r.code());
       return;
     }
-    Future<CallbackResult> done = n.isPayment() ? gate.apply(n.payment()) : record.apply(name, n);
+    AtomicBoolean gone = new AtomicBoolean();
+    ctx.response().closeHandler(v -> gone.set(true));
+    Future<CallbackResult> done = n.isPayment() ? gate.apply(n.payment(), gone::get) : record.apply(name, n);
     done.onSuccess(result -> send(ctx, channel.processed(result),
             result.outcome().name() + (result.duplicate() ? ",DUPLICATE" : "")))
         .onFailure(err -> {
-          String errorId = UUID.randomUUID().toString();
-          boolean dbDown = Failures.isDatabaseUnavailable(err);
-          log.error("callback on channel {} not processed [{}]: {}", name, errorId, err.toString(), dbDown ? null : err);
-          send(ctx, channel.retry(dbDown ? 503 : 500, "not processed, retry later (error id " + errorId + ")"), "RETRY");
+          Failures.Ours ours = Failures.ours(ctx, err);
+          send(ctx, channel.retry(ours.status(), ours.code(), ours.message()), "RETRY");
         });
   }
 
@@ -86,6 +88,9 @@ public final class CallbackRoutes {
       return;
     }
     var resp = ctx.response().setStatusCode(answer.status()).putHeader(OUTCOME_HEADER, outcome);
+    if (answer.status() == 503) {
+      resp.putHeader("Retry-After", "1");
+    }
     if (answer.contentType() != null) {
       resp.putHeader("Content-Type", answer.contentType());
     }

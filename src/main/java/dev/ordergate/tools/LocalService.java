@@ -55,6 +55,8 @@ final class LocalService implements AutoCloseable {
     JsonObject local = json.copy();
     local.put("http", new JsonObject().put("host", "127.0.0.1").put("port", 0));
     local.remove("ORDERGATE_HTTP_PORT");
+    local.put("management", new JsonObject().put("host", "127.0.0.1").put("port", 0));
+    local.remove("ORDERGATE_MANAGEMENT_PORT");
     AppConfig config = AppConfig.from(local);
     EmbeddedDatabase embedded = null;
     Path dir = null;
@@ -89,7 +91,8 @@ final class LocalService implements AutoCloseable {
             .filter(t -> t.channel().equals(channelName)).findFirst()
             .orElseThrow(() -> new Args.UsageException("channel " + channelName + " has no simulated gateway in "
                 + dev.ordergate.sim.SimConfig.DEFAULT_PATH));
-        return new ServiceClient.Target(url, config.adminToken(), channelName, null, sim.gateway());
+        return new ServiceClient.Target(url, config.adminToken(), config.apiKeys().get(0), channelName, null,
+            sim.gateway());
       } catch (java.io.IOException e) {
         throw new Args.UsageException("cannot read " + dev.ordergate.sim.SimConfig.DEFAULT_PATH + ": " + e.getMessage());
       }
@@ -101,7 +104,8 @@ final class LocalService implements AutoCloseable {
       throw new Args.UsageException(channelName == null ? "no payment channel of kind ordergate configured"
           : "no channel " + channelName + " of kind ordergate");
     }
-    return new ServiceClient.Target(url, config.adminToken(), channel.name(), channel.secrets().get(0));
+    return new ServiceClient.Target(url, config.adminToken(), config.apiKeys().get(0), channel.name(),
+        channel.secrets().get(0));
   }
 
   @Override

@@ -38,6 +38,7 @@ final class ReplayCommand {
           --format F        ordergate (default) | wechatpay-v3 | alipay | stripe: run sends each callback
                             in that gateway's wire format, signed (and for WeChat Pay encrypted) with
                             the DEVELOPMENT ONLY keys of conf/sandbox before the clock starts
+          --api-key K       (default the first of ORDERGATE_API_KEYS, else api.keys from the config)
           --channel NAME    written into each line (default sandbox, or the format's sandbox channel)
           --sim-config FILE the simulated gateways (default conf/sandbox/gateway-sim.json)
           --seed N          (default 1)   --connections C   for creating orders (default 32)
@@ -64,7 +65,7 @@ final class ReplayCommand {
   }
 
   int run(String[] argv) throws Exception {
-    Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "channel", "secret", "seed",
+    Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "api-key", "channel", "secret", "seed",
         "connections", "rate", "span-ms", "duplicates", "timeout-seconds", "request-timeout-ms", "report",
         "emit-wrk", "warmup", "format", "sim-config"), Set.of("use-offsets"));
     if (args.help() || args.positional().isEmpty()) {
@@ -111,8 +112,11 @@ final class ReplayCommand {
     }
     channel = channel == null ? "sandbox" : channel;
     String token = args.string("admin-token", null);
-    if (token == null) {
-      token = AppConfig.from(LocalService.configJson(vertx)).adminToken();
+    String apiKey = DrillCommand.apiKey(args);
+    if (token == null || apiKey == null) {
+      AppConfig config = AppConfig.from(LocalService.configJson(vertx));
+      token = token == null ? config.adminToken() : token;
+      apiKey = apiKey == null ? config.apiKeys().get(0) : apiKey;
     }
     double dupShare = args.decimal("duplicates", 0.1, 0, 1);
     long span = args.integer("span-ms", 1000, 0, 86_400_000);
@@ -123,7 +127,7 @@ final class ReplayCommand {
     String sku = "RP-" + runId + "-S";
     long t0 = System.nanoTime();
     List<Burst> bursts = new ArrayList<>();
-    try (ServiceClient client = new ServiceClient(vertx, new ServiceClient.Target(url, token, channel, null),
+    try (ServiceClient client = new ServiceClient(vertx, new ServiceClient.Target(url, token, apiKey, channel, null),
         connections, 30_000)) {
       client.setStock(sku, n).await();
       List<Future<JsonObject>> created = new ArrayList<>();

@@ -28,13 +28,14 @@ import java.nio.charset.StandardCharsets;
 public final class ServiceClient implements AutoCloseable {
 
   /**
-   * Where the service is and the credentials the tools need. {@code gateway} set: the channel is of
-   * that gateway's kind and payments are sent as the (simulated) gateway sends them; null: the
-   * ordergate format signed with {@code secret}.
+   * Where the service is and the credentials the tools need: the admin token for {@code /admin/*}, the
+   * API key for {@code /api/orders}, {@code /api/inventory} and {@code /api/coupons}, the channel secret
+   * for callbacks. {@code gateway} set: the channel is of that gateway's kind and payments are sent as
+   * the (simulated) gateway sends them; null: the ordergate format signed with {@code secret}.
    */
-  public record Target(String url, String adminToken, String channel, String secret, Gateway gateway) {
-    public Target(String url, String adminToken, String channel, String secret) {
-      this(url, adminToken, channel, secret, null);
+  public record Target(String url, String adminToken, String apiKey, String channel, String secret, Gateway gateway) {
+    public Target(String url, String adminToken, String apiKey, String channel, String secret) {
+      this(url, adminToken, apiKey, channel, secret, null);
     }
   }
 
@@ -65,6 +66,8 @@ public final class ServiceClient implements AutoCloseable {
     HttpRequest<Buffer> req = http.request(method, path).timeout(timeoutMs);
     if (admin) {
       req.putHeader("Authorization", "Bearer " + target.adminToken());
+    } else if (path.startsWith("/api/") && !path.startsWith("/api/callbacks/") && target.apiKey() != null) {
+      req.putHeader("Authorization", "Bearer " + target.apiKey());
     }
     return req;
   }

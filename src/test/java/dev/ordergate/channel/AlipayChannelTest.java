@@ -110,7 +110,7 @@ class AlipayChannelTest extends ChannelContract {
     HttpResponse<Buffer> resp = send(d);
     assertSuccessAnswer(resp);
     assertEquals("APPLIED", resp.getHeader("X-Ordergate-Outcome"));
-    assertEquals("ordergate 沙箱订单 O1", app.rows("SELECT payload FROM payment_receipts").get(0).getString(0)
+    assertEquals("ordergate 沙箱订单 O1", app.rows("SELECT payload FROM payment_notifications").get(0).getString(0)
         .replaceAll(".*subject=([^&]*).*", "$1").transform(s -> java.net.URLDecoder.decode(s, Charset.forName("GBK"))));
   }
 

@@ -128,12 +128,15 @@ abstract class ChannelContract {
       assertArrayEquals(bytes(first), bytes(again));
       assertEquals("APPLIED,DUPLICATE", again.getHeader("X-Ordergate-Outcome"));
     }
-    var receipt = app.rows("SELECT txn_id, notification_id, payload, currency, outcome FROM payment_receipts");
+    var receipt = app.rows("SELECT txn_id, currency, outcome FROM payment_receipts");
     assertEquals(1, receipt.size());
     assertEquals(p.txnId(), receipt.get(0).getString("txn_id"));
-    assertNotNull(receipt.get(0).getString("notification_id"), "the gateway's own notification id is kept");
-    assertNotNull(receipt.get(0).getString("payload"), "the verified payload is kept");
     assertEquals("CNY", receipt.get(0).getString("currency"));
+    var noted = app.rows("SELECT notification_id, payload, deliveries FROM payment_notifications");
+    assertEquals(1, noted.size());
+    assertNotNull(noted.get(0).getString("notification_id"), "the gateway's own notification id is kept");
+    assertNotNull(noted.get(0).getString("payload"), "the verified payload is kept");
+    assertEquals(4, noted.get(0).getInteger("deliveries"));
     assertEquals(0, app.count("SELECT count(*) FROM exception_orders"));
     assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE type = 'ORDER_PAID'"));
   }

@@ -73,10 +73,11 @@ public final class Sandbox {
   public static dev.ordergate.tools.ServiceClient.Target target(TestApp app, String channel) {
     String url = "http://127.0.0.1:" + app.verticle.port();
     if (channel.equals(TestApp.CHANNEL)) {
-      return new dev.ordergate.tools.ServiceClient.Target(url, TestApp.ADMIN_TOKEN, channel, TestApp.SECRET);
+      return new dev.ordergate.tools.ServiceClient.Target(url, TestApp.ADMIN_TOKEN, TestApp.API_KEY, channel, TestApp.SECRET);
     }
     var gateway = SIM.gateways().values().stream().filter(t -> t.channel().equals(channel)).findFirst().orElseThrow();
-    return new dev.ordergate.tools.ServiceClient.Target(url, TestApp.ADMIN_TOKEN, channel, null, gateway.gateway());
+    return new dev.ordergate.tools.ServiceClient.Target(url, TestApp.ADMIN_TOKEN, TestApp.API_KEY, channel, null,
+        gateway.gateway());
   }
 
   public static SimConfig sim() {

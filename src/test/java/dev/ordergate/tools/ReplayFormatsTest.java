@@ -49,7 +49,8 @@ class ReplayFormatsTest {
                                                                   @TempDir Path dir) throws Exception {
     Path file = dir.resolve("bursts.jsonl");
     assertEquals(Tools.OK, run("generate", "--orders", "150", "--duplicates", "0.3", "--format", format,
-        "--file", file.toString(), "--url", url, "--admin-token", TestApp.ADMIN_TOKEN, "--seed", "9"));
+        "--file", file.toString(), "--url", url, "--admin-token", TestApp.ADMIN_TOKEN, "--api-key", TestApp.API_KEY,
+        "--seed", "9"));
     List<Burst> bursts = Burst.read(file);
     assertTrue(bursts.stream().allMatch(b -> b.format().equals(format) && b.channel().equals(channel)));
     Path report = dir.resolve("replay.json");

@@ -52,7 +52,8 @@ public final class AlipayChannel extends BaseChannel<AlipaySettings> {
     }
     String orderNo = Fields.id(form.get("out_trade_no"), "out_trade_no");
     PaymentCallback cb = new PaymentCallback(config.name(), Fields.id(form.get("trade_no"), "trade_no"), orderNo,
-        Yuan.toCents(form.get("total_amount"), "total_amount"), "SUCCESS", config.currency(), notifyId, payload);
+        Yuan.toCents(form.get("total_amount"), "total_amount"), PaymentCallback.SUCCESS, notifyId, payload,
+        config.currency());
     return new Notification(notifyId, status, orderNo, cb, payload);
   }
 
@@ -67,7 +68,7 @@ public final class AlipayChannel extends BaseChannel<AlipaySettings> {
   }
 
   @Override
-  public Answer retry(int status, String message) {
+  public Answer retry(int status, String code, String message) {
     return Answer.text(status, "fail");
   }
 }

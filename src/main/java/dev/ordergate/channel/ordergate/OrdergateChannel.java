@@ -40,8 +40,8 @@ public final class OrdergateChannel extends BaseChannel<OrdergateSettings> {
     String status = Fields.string(body, "status", 32, true);
     String orderNo = Fields.id(body, "orderNo");
     PaymentCallback cb = new PaymentCallback(config.name(), Fields.id(body, "txnId"), orderNo,
-        Fields.amount(body, "amountCents"), status, currency, notificationId,
-        Notification.bounded(new String(raw, StandardCharsets.UTF_8)));
+        Fields.amount(body, "amountCents"), status, notificationId,
+        Notification.bounded(new String(raw, StandardCharsets.UTF_8)), currency);
     return new Notification(notificationId, status, orderNo, cb, cb.payload());
   }
 
@@ -60,7 +60,7 @@ public final class OrdergateChannel extends BaseChannel<OrdergateSettings> {
   }
 
   @Override
-  public Answer retry(int status, String message) {
-    return Answer.error(status, status == 503 ? "DATABASE_UNAVAILABLE" : "INTERNAL_ERROR", message);
+  public Answer retry(int status, String code, String message) {
+    return Answer.error(status, code, message);
   }
 }

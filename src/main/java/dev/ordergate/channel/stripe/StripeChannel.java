@@ -68,7 +68,7 @@ public final class StripeChannel extends BaseChannel<StripeSettings> {
     }
     String currency = Fields.currency(object.getValue("currency") instanceof String c ? c : null, "currency");
     return new Notification(id, type, orderNo,
-        new PaymentCallback(config.name(), txnId, orderNo, amount, "SUCCESS", currency, id, payload), payload);
+        new PaymentCallback(config.name(), txnId, orderNo, amount, PaymentCallback.SUCCESS, id, payload, currency), payload);
   }
 
   private static String clientReference(JsonObject session) {
@@ -86,7 +86,7 @@ public final class StripeChannel extends BaseChannel<StripeSettings> {
   }
 
   @Override
-  public Answer retry(int status, String message) {
-    return Answer.error(status, status == 503 ? "DATABASE_UNAVAILABLE" : "INTERNAL_ERROR", message);
+  public Answer retry(int status, String code, String message) {
+    return Answer.error(status, code, message);
   }
 }

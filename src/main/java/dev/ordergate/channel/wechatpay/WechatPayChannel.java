@@ -90,8 +90,8 @@ public final class WechatPayChannel extends BaseChannel<WechatPaySettings> {
     JsonObject amount = Fields.object(data, "amount");
     String orderNo = Fields.id(data, "out_trade_no");
     PaymentCallback cb = new PaymentCallback(config.name(), Fields.id(data, "transaction_id"), orderNo,
-        Fields.amount(amount, "total"), "SUCCESS",
-        Fields.currency(amount.getValue("currency") instanceof String c ? c : null, "amount.currency"), id, payload);
+        Fields.amount(amount, "total"), PaymentCallback.SUCCESS, id, payload,
+        Fields.currency(amount.getValue("currency") instanceof String c ? c : null, "amount.currency"));
     return new Notification(id, eventType, orderNo, cb, payload);
   }
 
@@ -110,8 +110,8 @@ public final class WechatPayChannel extends BaseChannel<WechatPaySettings> {
   }
 
   @Override
-  public Answer retry(int status, String message) {
-    return fail(status, message);
+  public Answer retry(int status, String code, String message) {
+    return fail(status, code + ": " + message);
   }
 
   private static Answer fail(int status, String message) {
