@@ -1,6 +1,7 @@
--- Real payment channels (issue 9): orders carry their currency; verified notifications that are not
--- payments and carry no transaction (Stripe's other events, a WeChat Pay refund event, an unpaid
--- Checkout Session, Alipay WAIT_BUYER_PAY / TRADE_CLOSED) are recorded once and change no order.
+-- Real payment channels (issue 9): orders carry their currency; verified notifications that name no
+-- transaction (Stripe's other event types, a WeChat Pay refund event) are recorded once per notification
+-- id and change no order. (Non-final statuses of a transaction, e.g. Alipay WAIT_BUYER_PAY, go to the
+-- gate and are recorded in payment_notifications, V5.)
 
 -- ISO 4217. The service writes orders.currency from its config on every insert; the default only
 -- fills rows that existed before this migration.

@@ -74,7 +74,7 @@ public final class CallbackRoutes {
     }
     AtomicBoolean gone = new AtomicBoolean();
     ctx.response().closeHandler(v -> gone.set(true));
-    Future<CallbackResult> done = n.isPayment() ? gate.apply(n.payment(), gone::get) : record.apply(name, n);
+    Future<CallbackResult> done = n.callback() != null ? gate.apply(n.callback(), gone::get) : record.apply(name, n);
     done.onSuccess(result -> send(ctx, channel.processed(result),
             result.outcome().name() + (result.duplicate() ? ",DUPLICATE" : "")))
         .onFailure(err -> {

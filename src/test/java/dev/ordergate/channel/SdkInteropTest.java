@@ -90,10 +90,10 @@ class SdkInteropTest {
         body.getBytes(StandardCharsets.UTF_8)));
     assertTrue(n.isPayment());
     assertEquals("EV-SDK-1", n.notificationId());
-    assertEquals("4200000000000000001", n.payment().txnId());
-    assertEquals("O-SDK-1", n.payment().orderNo());
-    assertEquals(1234, n.payment().amountCents());
-    assertEquals("CNY", n.payment().currency());
+    assertEquals("4200000000000000001", n.callback().txnId());
+    assertEquals("O-SDK-1", n.callback().orderNo());
+    assertEquals(1234, n.callback().amountCents());
+    assertEquals("CNY", n.callback().currency());
   }
 
   @Test
@@ -145,8 +145,8 @@ class SdkInteropTest {
     byte[] body = dev.ordergate.sim.AlipayGateway.encode(params, StandardCharsets.UTF_8).getBytes(StandardCharsets.US_ASCII);
     Notification n = channel(Sandbox.ALIPAY).receive(inbound(Map.of("Content-Type", "application/x-www-form-urlencoded"), body));
     assertTrue(n.isPayment());
-    assertEquals("2026120122001400001", n.payment().txnId());
-    assertEquals(1999, n.payment().amountCents());
+    assertEquals("2026120122001400001", n.callback().txnId());
+    assertEquals(1999, n.callback().amountCents());
     assertEquals(params.get("notify_id"), n.notificationId());
   }
 
@@ -181,9 +181,9 @@ class SdkInteropTest {
     Notification n = channel(Sandbox.STRIPE).receive(inbound(Map.of("Stripe-Signature", header),
         body.getBytes(StandardCharsets.UTF_8)));
     assertEquals("evt_sdk_1", n.notificationId());
-    assertEquals("pi_sdk_1", n.payment().txnId());
-    assertEquals(700, n.payment().amountCents());
-    assertEquals("CNY", n.payment().currency());
+    assertEquals("pi_sdk_1", n.callback().txnId());
+    assertEquals(700, n.callback().amountCents());
+    assertEquals("CNY", n.callback().currency());
   }
 
   @Test

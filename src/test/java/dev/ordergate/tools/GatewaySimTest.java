@@ -82,7 +82,10 @@ class GatewaySimTest {
     assertEquals("TRADE_FINISHED", notifications.getJsonObject(0).getString("status"), "reversed");
     assertEquals("PAID", app.getOrder("S1").getString("status"));
     assertEquals(1, app.count("SELECT count(*) FROM payment_receipts"));
-    assertEquals(1, app.count("SELECT count(*) FROM channel_notifications WHERE event_type = 'WAIT_BUYER_PAY'"));
+    // Every delivery recorded with the gate: WAIT_BUYER_PAY claimed nothing; TRADE_SUCCESS and TRADE_FINISHED
+    // are both the payment (status SUCCESS).
+    assertEquals(3, app.count("SELECT deliveries FROM payment_notifications WHERE gateway_status = 'WAIT_BUYER_PAY'"));
+    assertEquals(6, app.count("SELECT deliveries FROM payment_notifications WHERE gateway_status = 'SUCCESS'"));
     assertEquals(0, app.count("SELECT count(*) FROM exception_orders"));
   }
 

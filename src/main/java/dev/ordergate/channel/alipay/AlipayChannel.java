@@ -47,14 +47,18 @@ public final class AlipayChannel extends BaseChannel<AlipaySettings> {
     String payload = Notification.bounded(new String(request.body(), form.charset()));
     if (!PAID.contains(status)) {
       String orderNo = form.get("out_trade_no");
+      String word = status == null ? "NO_TRADE_STATUS" : status;
       return new Notification(notifyId, status, orderNo != null && orderNo.matches("[A-Za-z0-9._:-]{1,64}") ? orderNo : null,
-          null, payload);
+          Notification.nonFinal(() -> callback(form, word, notifyId, payload)), payload);
     }
-    String orderNo = Fields.id(form.get("out_trade_no"), "out_trade_no");
-    PaymentCallback cb = new PaymentCallback(config.name(), Fields.id(form.get("trade_no"), "trade_no"), orderNo,
-        Yuan.toCents(form.get("total_amount"), "total_amount"), PaymentCallback.SUCCESS, notifyId, payload,
-        config.currency());
-    return new Notification(notifyId, status, orderNo, cb, payload);
+    PaymentCallback cb = callback(form, PaymentCallback.SUCCESS, notifyId, payload);
+    return new Notification(notifyId, status, cb.orderNo(), cb, payload);
+  }
+
+  private PaymentCallback callback(AlipayForm form, String status, String notifyId, String payload) {
+    return new PaymentCallback(config.name(), Fields.id(form.get("trade_no"), "trade_no"),
+        Fields.id(form.get("out_trade_no"), "out_trade_no"), Yuan.toCents(form.get("total_amount"), "total_amount"),
+        status, notifyId, payload, config.currency());
   }
 
   @Override

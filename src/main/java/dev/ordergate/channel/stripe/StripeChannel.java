@@ -39,9 +39,6 @@ public final class StripeChannel extends BaseChannel<StripeSettings> {
     String type = Fields.string(event, "type", 128, true);
     JsonObject object = Fields.object(Fields.object(event, "data"), "object");
     String payload = Notification.bounded(new String(request.body(), StandardCharsets.UTF_8));
-    String orderNo;
-    String txnId;
-    long amount;
     switch (type) {
       case "payment_intent.succeeded" -> {
         JsonObject metadata = object.getValue("metadata") instanceof JsonObject m ? m : new JsonObject();
@@ -49,26 +46,36 @@ public final class StripeChannel extends BaseChannel<StripeSettings> {
           // Verified, but not created by this shop (no order number): another integration's payment.
           return new Notification(id, type, null, null, payload);
         }
-        orderNo = Fields.id(metadata, "orderNo");
-        txnId = Fields.id(object, "id");
-        amount = Fields.amount(object, "amount_received");
+        PaymentCallback cb = new PaymentCallback(config.name(), Fields.id(object, "id"), Fields.id(metadata, "orderNo"),
+            Fields.amount(object, "amount_received"), PaymentCallback.SUCCESS, id, payload, currency(object));
+        return new Notification(id, type, cb.orderNo(), cb, payload);
       }
       case "checkout.session.completed", "checkout.session.async_payment_succeeded" -> {
         if (!"paid".equals(object.getValue("payment_status"))) {
-          return new Notification(id, type, clientReference(object), null, payload);
+          // A delayed method: the session completed, the money has not arrived (async_payment_succeeded follows).
+          String word = type + ":" + object.getValue("payment_status");
+          return new Notification(id, type, clientReference(object),
+              Notification.nonFinal(() -> session(object, word, id, payload)), payload);
         }
-        orderNo = Fields.id(object, "client_reference_id");
-        // A session without a PaymentIntent (none is created for some modes) is keyed by its own id.
-        txnId = object.getValue("payment_intent") instanceof String pi ? Fields.id(pi, "payment_intent") : Fields.id(object, "id");
-        amount = Fields.amount(object, "amount_total");
+        PaymentCallback cb = session(object, PaymentCallback.SUCCESS, id, payload);
+        return new Notification(id, type, cb.orderNo(), cb, payload);
       }
       default -> {
         return new Notification(id, type, null, null, payload);
       }
     }
-    String currency = Fields.currency(object.getValue("currency") instanceof String c ? c : null, "currency");
-    return new Notification(id, type, orderNo,
-        new PaymentCallback(config.name(), txnId, orderNo, amount, PaymentCallback.SUCCESS, id, payload, currency), payload);
+  }
+
+  /** A Checkout Session's payment, keyed by its PaymentIntent (a session without one by its own id). */
+  private PaymentCallback session(JsonObject object, String status, String id, String payload) {
+    String txnId = object.getValue("payment_intent") instanceof String pi
+        ? Fields.id(pi, "payment_intent") : Fields.id(object, "id");
+    return new PaymentCallback(config.name(), txnId, Fields.id(object, "client_reference_id"),
+        Fields.amount(object, "amount_total"), status, id, payload, currency(object));
+  }
+
+  private static String currency(JsonObject object) {
+    return Fields.currency(object.getValue("currency") instanceof String c ? c : null, "currency");
   }
 
   private static String clientReference(JsonObject session) {

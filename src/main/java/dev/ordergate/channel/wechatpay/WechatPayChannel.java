@@ -81,18 +81,28 @@ public final class WechatPayChannel extends BaseChannel<WechatPaySettings> {
       throw ChannelRejection.wrongMerchant("appid is not this channel's app");
     }
     String payload = Notification.bounded(plaintext);
-    if (!PAID_EVENT.equals(eventType) || !"SUCCESS".equals(data.getValue("trade_state"))) {
+    Object tradeState = data.getValue("trade_state");
+    if (!eventType.startsWith("TRANSACTION.")) {
+      // A refund or other event: it names no payment of ours to record with the gate.
       return new Notification(id, eventType, orderNoOrNull(data), null, payload);
+    }
+    if (!PAID_EVENT.equals(eventType) || !"SUCCESS".equals(tradeState)) {
+      String word = eventType + ":" + (tradeState instanceof String s ? s : "NO_TRADE_STATE");
+      return new Notification(id, eventType, orderNoOrNull(data),
+          Notification.nonFinal(() -> callback(data, word, id, payload)), payload);
     }
     if (mchid == null) {
       throw ChannelRejection.wrongMerchant("a payment must name its mchid");
     }
+    PaymentCallback cb = callback(data, PaymentCallback.SUCCESS, id, payload);
+    return new Notification(id, eventType, cb.orderNo(), cb, payload);
+  }
+
+  private PaymentCallback callback(JsonObject data, String status, String id, String payload) {
     JsonObject amount = Fields.object(data, "amount");
-    String orderNo = Fields.id(data, "out_trade_no");
-    PaymentCallback cb = new PaymentCallback(config.name(), Fields.id(data, "transaction_id"), orderNo,
-        Fields.amount(amount, "total"), PaymentCallback.SUCCESS, id, payload,
+    return new PaymentCallback(config.name(), Fields.id(data, "transaction_id"), Fields.id(data, "out_trade_no"),
+        Fields.amount(amount, "total"), status, id, payload,
         Fields.currency(amount.getValue("currency") instanceof String c ? c : null, "amount.currency"));
-    return new Notification(id, eventType, orderNo, cb, payload);
   }
 
   private static String orderNoOrNull(JsonObject data) {
