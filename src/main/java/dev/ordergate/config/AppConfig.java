@@ -183,18 +183,19 @@ public record AppConfig(
       if (kind == null) {
         throw new ConfigException(prefix + "kind", "must be one of " + ChannelKind.ids() + ", got " + kindId);
       }
+      boolean flagged = r.bool(prefix + "devOnly", false);
+      if (flagged && !dev) {
+        throw devOnlyOutsideDevMode(name);
+      }
       ChannelSettings settings = switch (kind) {
         case ORDERGATE -> OrdergateSettings.from(r, prefix);
         case WECHATPAY_V3 -> WechatPaySettings.from(r, prefix);
         case ALIPAY -> AlipaySettings.from(r, prefix);
         case STRIPE -> StripeSettings.from(r, prefix);
       };
-      boolean flagged = r.bool(prefix + "devOnly", false);
       boolean devOnly = flagged || settings.usesDevelopmentKeys();
       if (devOnly && !dev) {
-        throw new ConfigException("payments.channels." + name, "is development-only (devOnly, or a published "
-            + "development secret or key) and the service is not in dev mode: remove the channel, or set mode to "
-            + "\"dev\" on a machine that takes no real money");
+        throw devOnlyOutsideDevMode(name);
       }
       if (settings.usesDevelopmentKeys() && !flagged) {
         throw new ConfigException(prefix + "devOnly",
@@ -210,6 +211,12 @@ public record AppConfig(
           r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl, settings));
     }
     return Map.copyOf(out);
+  }
+
+  private static ConfigException devOnlyOutsideDevMode(String name) {
+    return new ConfigException("payments.channels." + name, "is development-only (devOnly, or a published "
+        + "development secret or key) and the service is not in dev mode: remove the channel, or set mode to "
+        + "\"dev\" on a machine that takes no real money");
   }
 
   /**
