@@ -31,7 +31,8 @@ class WechatPayChannelTest extends ChannelContract {
     JsonObject config = Sandbox.config();
     config.getJsonObject("payments").getJsonObject("channels").getJsonObject(Sandbox.WECHATPAY)
         .getJsonArray("platformKeys").add(new JsonObject().put("id", "5157F09EFDC096DE15EBE81A47057A7232F1B8E1")
-            .put("publicKeyPem", Sandbox.publicKeyPath("alipay-app")));
+            // A platform certificate (X.509, serial as the id) next to the public key: the migration period.
+            .put("publicKeyPem", "src/test/resources/certs/platform-certificate.pem"));
     app = TestApp.start(config);
   }
 
