@@ -38,6 +38,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.pgclient.PgBuilder;
@@ -98,7 +99,9 @@ public final class OrdergateVerticle extends VerticleBase {
                   .setCachePreparedStatements(true).setPreparedStatementCacheMaxSize(256))
               .using(vertx)
               .build();
-          return vertx.createHttpServer().requestHandler(router()).listen(config.httpPort(), config.httpHost());
+          // No cleartext HTTP/2 (README, Security): callers speak HTTP/1.1, and h2c only adds attack surface.
+          return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
+              .requestHandler(router()).listen(config.httpPort(), config.httpHost());
         })
         .compose(s -> config.outbox().enabled()
             ? vertx.deployVerticle(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
