@@ -5,13 +5,10 @@ import dev.ordergate.config.ConfigException;
 import dev.ordergate.config.ConfigLoader;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.EmbeddedDatabase;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
+import dev.ordergate.metrics.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.micrometer.MicrometerMetricsFactory;
-import io.vertx.micrometer.MicrometerMetricsOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,11 +41,8 @@ public final class Main {
   }
 
   private static void serve() throws Exception {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    Vertx vertx = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
-        .withMetrics(new MicrometerMetricsFactory(registry))
-        .build();
+    PrometheusMeterRegistry registry = Metrics.newRegistry();
+    Vertx vertx = Metrics.vertx(registry);
     String path = ConfigLoader.configPath();
     AppConfig config;
     try {
