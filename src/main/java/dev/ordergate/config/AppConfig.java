@@ -46,8 +46,8 @@ public record AppConfig(
       byte[] bytes = new byte[24];
       new SecureRandom().nextBytes(bytes);
       token = HexFormat.of().formatHex(bytes);
-    } else if (token.length() < 16) {
-      throw new ConfigException("admin.token", "must be at least 16 characters");
+    } else {
+      Secrets.requireStrong(r.raw("ORDERGATE_ADMIN_TOKEN") != null ? "ORDERGATE_ADMIN_TOKEN" : "admin.token", token);
     }
     int poolSize = r.intValue("db.poolSize", 10, 1, 200);
     return new AppConfig(
@@ -80,7 +80,7 @@ public record AppConfig(
       }
       String refundUrl = r.string(prefix + "refundUrl", null);
       if (refundUrl != null && !refundUrl.matches("https?://.+")) {
-        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + refundUrl);
+        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + Secrets.redactUrls(refundUrl));
       }
       out.put(name, new ChannelConfig(name, secrets,
           r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl));
