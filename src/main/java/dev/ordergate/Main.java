@@ -40,6 +40,14 @@ public final class Main {
     }
   }
 
+  private static void writeOwnerOnly(java.nio.file.Path file, String secret) throws java.io.IOException {
+    java.nio.file.Files.createDirectories(file.getParent());
+    java.nio.file.Files.deleteIfExists(file);
+    var ownerOnly = java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    java.nio.file.Files.writeString(java.nio.file.Files.createFile(file, ownerOnly), secret + "\n");
+  }
+
   private static void serve() throws Exception {
     PrometheusMeterRegistry registry = Metrics.newRegistry();
     Vertx vertx = Metrics.vertx(registry);
@@ -55,7 +63,10 @@ public final class Main {
       return;
     }
     if (config.adminTokenGenerated()) {
-      log.warn("admin.token is not configured; generated one for this run: {}", config.adminToken());
+      // Not into the log (logs travel): into an owner-only file the tools read with --admin-token-file.
+      java.nio.file.Path tokenFile = java.nio.file.Path.of(config.embeddedDataDir()).toAbsolutePath().resolveSibling("admin-token");
+      writeOwnerOnly(tokenFile, config.adminToken());
+      log.warn("admin.token is not configured; generated one for this run, written to {} (owner-only)", tokenFile);
     }
     EmbeddedDatabase embedded = null;
     DbUrl dbUrl;

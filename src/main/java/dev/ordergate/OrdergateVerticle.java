@@ -11,6 +11,7 @@ import dev.ordergate.exceptions.ExceptionRecorder;
 import dev.ordergate.exceptions.ExceptionService;
 import dev.ordergate.exceptions.RefundPolicy;
 import dev.ordergate.http.AdminRoutes;
+import dev.ordergate.http.AuthThrottle;
 import dev.ordergate.http.ExceptionRoutes;
 import dev.ordergate.http.OutboxRoutes;
 import dev.ordergate.http.CallbackRoutes;
@@ -140,7 +141,8 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         coalescer::submit, metrics).router(vertx));
-    AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate);
+    AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate,
+        new AuthThrottle(clock, registry));
     root.route("/admin/*").subRouter(admin.router(vertx));
     root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal)).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool)).router(vertx, admin::authorize));

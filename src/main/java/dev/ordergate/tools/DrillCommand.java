@@ -40,7 +40,7 @@ final class DrillCommand {
                               provokes a warning for every late payment)
 
       Exit status: 0 no anomaly, 1 anomalies (each listed), 2 could not run.
-      """;
+      """ + Args.SECRETS_HELP;
 
   private final PrintStream out;
 
@@ -72,18 +72,18 @@ final class DrillCommand {
     try {
       ServiceClient.Target target;
       if (args.has("url")) {
-        String token = args.string("admin-token", null);
+        String token = args.secret("admin-token");
         String channel = args.string("channel", null);
-        String secret = args.string("secret", null);
+        String secret = args.secret("secret");
         if (token == null || channel == null || secret == null) {
-          throw new Args.UsageException("--url needs --admin-token, --channel and --secret");
+          throw new Args.UsageException("--url needs --channel, the admin token and the channel secret (see Secrets in --help)");
         }
         target = new ServiceClient.Target(args.string("url", null), token, channel, secret);
       } else {
         // The in-process service would log every late payment the drill provokes: quiet by default.
         ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("dev.ordergate"))
             .setLevel(ch.qos.logback.classic.Level.toLevel(args.string("service-log", "ERROR")));
-        local = LocalService.start(vertx, LocalService.configJson(vertx), args.string("db-url", null), out);
+        local = LocalService.start(vertx, LocalService.configJson(vertx), args.secret("db-url"), out);
         target = local.target(args.string("channel", null));
       }
       Drill.Result result = new Drill(vertx, options, target, null, out).run();

@@ -49,7 +49,7 @@ final class ReplayCommand {
                             now (valid for the channel's toleranceSeconds): wrk -s FILE URL
       Both: --report FILE writes the JSON report. Exit status: 0 every callback answered 200,
       1 otherwise (errors or other statuses), 2 could not run.
-      """;
+      """ + Args.SECRETS_HELP;
 
   private final PrintStream out;
 
@@ -93,7 +93,7 @@ final class ReplayCommand {
     int n = args.intValue("orders", 1000, 1, 10_000_000);
     String url = required(args, "url");
     String channel = args.string("channel", "sandbox");
-    String token = args.string("admin-token", null);
+    String token = args.secret("admin-token");
     if (token == null) {
       token = AppConfig.from(LocalService.configJson(vertx)).adminToken();
     }
@@ -145,7 +145,7 @@ final class ReplayCommand {
   }
 
   private String secretFor(Vertx vertx, Args args, String channel) {
-    String secret = args.string("secret", null);
+    String secret = args.secret("secret");
     if (secret != null) {
       return secret;
     }
