@@ -13,6 +13,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 
 /**
@@ -40,12 +44,12 @@ public final class Main {
     }
   }
 
-  private static void writeOwnerOnly(java.nio.file.Path file, String secret) throws java.io.IOException {
-    java.nio.file.Files.createDirectories(file.getParent());
-    java.nio.file.Files.deleteIfExists(file);
-    var ownerOnly = java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-    java.nio.file.Files.writeString(java.nio.file.Files.createFile(file, ownerOnly), secret + "\n");
+  private static void writeOwnerOnly(Path file, String secret) throws IOException {
+    Files.createDirectories(file.getParent());
+    Files.deleteIfExists(file);
+    var ownerOnly = PosixFilePermissions.asFileAttribute(
+        PosixFilePermissions.fromString("rw-------"));
+    Files.writeString(Files.createFile(file, ownerOnly), secret + "\n");
   }
 
   private static void serve() throws Exception {
@@ -64,7 +68,7 @@ public final class Main {
     }
     if (config.adminTokenGenerated()) {
       // Not into the log (logs travel): into an owner-only file the tools read with --admin-token-file.
-      java.nio.file.Path tokenFile = java.nio.file.Path.of(config.embeddedDataDir()).toAbsolutePath().resolveSibling("admin-token");
+      Path tokenFile = Path.of(config.embeddedDataDir()).toAbsolutePath().resolveSibling("admin-token");
       writeOwnerOnly(tokenFile, config.adminToken());
       log.warn("admin.token is not configured; generated one for this run, written to {} (owner-only)", tokenFile);
     }

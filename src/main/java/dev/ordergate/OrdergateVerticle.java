@@ -20,6 +20,7 @@ import dev.ordergate.http.HealthRoutes;
 import dev.ordergate.http.OrderRoutes;
 import dev.ordergate.http.ReconcileRoutes;
 import dev.ordergate.http.SweepRoutes;
+import dev.ordergate.metrics.DatabaseProbe;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
 import dev.ordergate.orders.OrderService;
@@ -70,6 +71,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private PaymentGate paymentGate;
   private HttpServer server;
   private ReconcileMonitor reconcileMonitor;
+  private DatabaseProbe databaseProbe;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
   private Sweeper sweeper;
@@ -111,6 +113,8 @@ public final class OrdergateVerticle extends VerticleBase {
         .onSuccess(s -> {
           server = s;
           reconcileMonitor.start();
+          databaseProbe = new DatabaseProbe(vertx, pool, registry, DatabaseProbe.PERIOD_MS);
+          databaseProbe.start();
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
         })
         .compose(s -> sweeper.start())
@@ -185,6 +189,9 @@ public final class OrdergateVerticle extends VerticleBase {
   public Future<?> stop() {
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
+    }
+    if (databaseProbe != null) {
+      databaseProbe.stop();
     }
     return (sweepTuning == null ? Future.<Void>succeededFuture() : sweepTuning.close())
         .compose(v -> sweeper == null ? Future.<Void>succeededFuture() : sweeper.stop())

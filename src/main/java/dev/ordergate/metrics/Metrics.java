@@ -11,6 +11,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.Label;
 import io.vertx.micrometer.MicrometerMetricsOptions;
 
 import java.util.Map;
@@ -58,7 +59,7 @@ public final class Metrics {
   /** A Vert.x instance whose HTTP, pool and event-bus meters go to {@code registry}. */
   public static Vertx vertx(PrometheusMeterRegistry registry) {
     return Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).addLabels(Label.HTTP_ROUTE)))
         .withMetrics(new MicrometerMetricsFactory(registry))
         .build();
   }
