@@ -15,6 +15,7 @@ import dev.ordergate.http.AuthThrottle;
 import dev.ordergate.http.ExceptionRoutes;
 import dev.ordergate.http.OutboxRoutes;
 import dev.ordergate.http.CallbackRoutes;
+import dev.ordergate.http.ContractRoutes;
 import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
 import dev.ordergate.http.OrderRoutes;
@@ -142,6 +143,7 @@ public final class OrdergateVerticle extends VerticleBase {
     Router root = Router.router(vertx);
     root.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT_BYTES));
     new HealthRoutes(pool, registry).mount(vertx, root);
+    new ContractRoutes().mount(vertx, root);
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         coalescer::submit, metrics).router(vertx));
