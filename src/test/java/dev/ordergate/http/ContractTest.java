@@ -10,12 +10,17 @@ import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.openapi.contract.OpenAPIContract;
+import io.vertx.json.schema.OutputUnit;
+import io.vertx.json.schema.common.dsl.SchemaType;
+import io.vertx.openapi.contract.Location;
 import io.vertx.openapi.contract.Operation;
+import io.vertx.openapi.contract.Parameter;
 import io.vertx.openapi.validation.ResponseValidator;
 import io.vertx.openapi.validation.ValidatableResponse;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +43,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * the running service: every answer below, success and error alike, is validated by Vert.x's own
  * OpenAPI validator ({@code vertx-openapi}) against the operation it belongs to. A route the
  * document does not list, a status it does not list for that operation, or a body that does not
- * match its schema fails the test; so does an operation the walk never exercised.
+ * match its schema fails the test; so does an operation the walk never exercised. The requests
+ * are checked too, with the same library's schema validator: what the service accepts (2xx) the
+ * contract must accept, and what it refuses as invalid (400) the contract must refuse.
  */
 class ContractTest extends AppTest {
 
@@ -58,14 +65,27 @@ class ContractTest extends AppTest {
     validator = ResponseValidator.create(app.vertx, contract);
   }
 
-  /** Validates {@code resp} as the answer to {@code method path} and checks it was the expected status. */
-  private HttpResponse<Buffer> check(HttpMethod method, String path, HttpResponse<Buffer> resp, int expected) {
+  /**
+   * Validates {@code resp} as the answer to {@code method path} (sent with {@code body}: a
+   * JsonObject, raw text or null) and checks it was the expected status.
+   */
+  private HttpResponse<Buffer> check(HttpMethod method, String path, Object body, HttpResponse<Buffer> resp,
+                                     int expected) {
     String bare = path.contains("?") ? path.substring(0, path.indexOf('?')) : path;
     Operation op = contract.findOperation(bare, method);
     if (op == null) {
       fail("undocumented route: " + method + " " + bare + " answered " + resp.statusCode());
     }
     assertEquals(expected, resp.statusCode(), method + " " + path + ": " + resp.bodyAsString());
+    String refused = requestProblem(op, path, body);
+    int status = resp.statusCode();
+    String code = status == 400 ? resp.bodyAsJsonObject().getString("error") : null;
+    if (status / 100 == 2 && refused != null) {
+      fail(method + " " + path + " was accepted (" + status + ") but the contract refuses the request: " + refused);
+    }
+    if (("VALIDATION_FAILED".equals(code) || "MALFORMED_JSON".equals(code)) && refused == null) {
+      fail(method + " " + path + " was refused (" + resp.bodyAsString() + ") but the contract allows the request");
+    }
     Map<String, String> headers = new HashMap<>();
     resp.headers().forEach(h -> headers.put(h.getKey(), h.getValue()));
     String type = resp.getHeader("Content-Type");
@@ -82,6 +102,53 @@ class ContractTest extends AppTest {
     return resp;
   }
 
+  /** Why the contract refuses this request (path and query parameters, body), or null if it accepts it. */
+  private static String requestProblem(Operation op, String path, Object body) {
+    Map<String, String> values = new HashMap<>();
+    String[] template = op.getOpenAPIPath().split("/");
+    String[] actual = (path.contains("?") ? path.substring(0, path.indexOf('?')) : path).split("/");
+    for (int i = 0; i < template.length && i < actual.length; i++) {
+      if (template[i].startsWith("{")) {
+        values.put(template[i].substring(1, template[i].length() - 1), URLDecoder.decode(actual[i], StandardCharsets.UTF_8));
+      }
+    }
+    if (path.contains("?")) {
+      for (String pair : path.substring(path.indexOf('?') + 1).split("&")) {
+        String[] kv = pair.split("=", 2);
+        values.put(URLDecoder.decode(kv[0], StandardCharsets.UTF_8), kv.length > 1 ? URLDecoder.decode(kv[1], StandardCharsets.UTF_8) : "");
+      }
+    }
+    for (Parameter param : op.getParameters()) {
+      String raw = values.get(param.getName());
+      if (raw == null || param.getIn() == Location.HEADER) {
+        continue;
+      }
+      Object value = param.getSchemaType() == SchemaType.INTEGER && raw.matches("-?\\d{1,18}") ? (Object) Long.parseLong(raw) : raw;
+      OutputUnit unit = contract.getSchemaRepository().validator(param.getSchema()).validate(value);
+      if (!unit.getValid()) {
+        return "parameter " + param.getName() + "=" + raw + ": " + unit.getErrors();
+      }
+    }
+    if (op.getRequestBody() == null) {
+      return null;
+    }
+    Object json;
+    if (body == null) {
+      return op.getRequestBody().isRequired() ? "the body is required" : null;
+    } else if (body instanceof String raw) {
+      try {
+        json = io.vertx.core.json.Json.decodeValue(raw);
+      } catch (RuntimeException e) {
+        return "the body is not JSON";
+      }
+    } else {
+      json = body;
+    }
+    OutputUnit unit = contract.getSchemaRepository()
+        .validator(op.getRequestBody().getContent().get("application/json").getSchema()).validate(json);
+    return unit.getValid() ? null : "body: " + unit.getErrors();
+  }
+
   private HttpResponse<Buffer> call(HttpMethod method, String path, Object body, boolean admin, int expected) {
     HttpResponse<Buffer> resp;
     if (body instanceof String raw) {
@@ -93,13 +160,13 @@ class ContractTest extends AppTest {
     } else {
       resp = app.call(method, path, (JsonObject) body, admin);
     }
-    return check(method, path, resp, expected);
+    return check(method, path, body, resp, expected);
   }
 
   private HttpResponse<Buffer> signedCallback(String channel, String body, String secret, int expected) {
     byte[] raw = body.getBytes(StandardCharsets.UTF_8);
     String path = "/api/callbacks/" + channel;
-    return check(HttpMethod.POST, path, app.http.post(path)
+    return check(HttpMethod.POST, path, body, app.http.post(path)
         .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(secret, System.currentTimeMillis() / 1000, raw))
         .sendBuffer(Buffer.buffer(raw)).await(), expected);
   }
@@ -205,9 +272,9 @@ class ContractTest extends AppTest {
         .setDefaultPort(app.verticle.port()).setLocalAddress("127.0.0.9"));
     try {
       for (int i = 0; i < AuthThrottle.MAX_FAILURES; i++) {
-        check(GET, "/admin/sweeps", guesser.get("/admin/sweeps").putHeader("Authorization", "Bearer guess").send().await(), 401);
+        check(GET, "/admin/sweeps", null, guesser.get("/admin/sweeps").putHeader("Authorization", "Bearer guess").send().await(), 401);
       }
-      check(GET, "/admin/sweeps", guesser.get("/admin/sweeps").send().await(), 429);
+      check(GET, "/admin/sweeps", null, guesser.get("/admin/sweeps").send().await(), 429);
     } finally {
       guesser.close();
     }
