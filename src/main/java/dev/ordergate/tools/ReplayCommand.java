@@ -2,6 +2,7 @@ package dev.ordergate.tools;
 
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.config.ChannelConfig;
+import dev.ordergate.config.Secrets;
 import dev.ordergate.payment.SignatureVerifier;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -177,11 +178,11 @@ final class ReplayCommand {
         args.integer("request-timeout-ms", 30_000, 100, 3_600_000), args.intValue("warmup", 0, 0, 100_000_000));
     String mode = options.rate() > 0 ? "open loop at " + options.rate() + "/s"
         : options.useOffsets() ? "open loop at the file's offsets" : "closed loop";
-    out.printf("replaying %d callbacks from %s to %s: %s, %d connections%s%n", bursts.size(), file, url, mode,
+    out.printf("replaying %d callbacks from %s to %s: %s, %d connections%s%n", bursts.size(), file, Secrets.redactUrls(url), mode,
         options.connections(), options.warmup() > 0 ? ", the first " + options.warmup() + " as warm-up" : "");
     Replay.Result result = new Replay(vertx, url, args.string("channel", null), secret, options).run(bursts);
     out.print(result.summary());
-    Tools.writeReport(args.string("report", null), result.toJson().put("file", file.toString()).put("url", url)
+    Tools.writeReport(args.string("report", null), result.toJson().put("file", file.toString()).put("url", Secrets.redactUrls(url))
         .put("mode", mode).put("connections", options.connections()).put("rate", options.rate())
         .put("warmup", options.warmup())
         .put("at", Instant.now().toString()), out);
