@@ -155,6 +155,8 @@ class ContractTest extends AppTest {
       var req = app.http.request(method, path);
       if (admin) {
         req.putHeader("Authorization", "Bearer " + TestApp.ADMIN_TOKEN);
+      } else if (path.startsWith("/api/") && !path.startsWith("/api/callbacks/")) {
+        req.putHeader("Authorization", "Bearer " + TestApp.API_KEY);
       }
       resp = req.sendBuffer(Buffer.buffer(raw)).await();
     } else {
@@ -194,6 +196,12 @@ class ContractTest extends AppTest {
     call(GET, "/api/inventory/bad%20sku", null, false, 400);
     call(GET, "/api/coupons/C1", null, false, 200);
     call(GET, "/api/coupons/NOPE", null, false, 404);
+    check(GET, "/api/coupons/C1", null, app.http.get("/api/coupons/C1").send().await(), 401);
+    check(GET, "/api/inventory/A", null, app.http.get("/api/inventory/A")
+        .putHeader("Authorization", "Bearer not-a-key").send().await(), 401);
+    check(PUT, "/admin/inventory/A", null, app.http.put("/admin/inventory/A")
+        .putHeader("Authorization", "Bearer " + TestApp.ADMIN_TOKEN)
+        .putHeader("Content-Type", "multipart/form-data; boundary=x").sendBuffer(Buffer.buffer("--x--")).await(), 415);
 
     // Orders.
     JsonObject o1 = order("O1", "u1", "C1", "A", 1, 500);

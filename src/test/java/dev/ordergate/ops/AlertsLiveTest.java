@@ -75,9 +75,9 @@ class AlertsLiveTest extends AppTest {
     api = "http://127.0.0.1:" + port + "/api/v1/";
   }
 
-  /** The port serving {@code GET /metrics}. */
+  /** The management listener, which serves {@code GET /metrics}. */
   private static int metricsPort() {
-    return app.verticle.port();
+    return app.verticle.managementPort();
   }
 
   @AfterAll

@@ -42,7 +42,7 @@ class OpsFilesTest extends AppTest {
     long deadline = System.nanoTime() + 30_000_000_000L;
     do {
       missing.clear();
-      String scrape = app.registry.scrape();
+      String scrape = app.scrape();
       for (Path file : new Path[] {RULES, DASHBOARD}) {
         Matcher m = METRIC.matcher(Files.readString(file));
         while (m.find()) {
