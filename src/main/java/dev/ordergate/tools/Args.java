@@ -19,13 +19,14 @@ import java.util.Set;
 final class Args {
 
   /** Secret-carrying options and the environment variable each falls back to. */
-  static final Map<String, String> SECRET_ENV = Map.of(
-      "admin-token", "ORDERGATE_ADMIN_TOKEN", "secret", "ORDERGATE_CHANNEL_SECRET", "db-url", "ORDERGATE_DB_URL");
+  static final Map<String, String> SECRET_ENV = Map.of("admin-token", "ORDERGATE_ADMIN_TOKEN",
+      "api-key", "ORDERGATE_API_KEYS", "secret", "ORDERGATE_CHANNEL_SECRET", "db-url", "ORDERGATE_DB_URL");
   static final String SECRETS_HELP = """
 
-      Secrets: give --admin-token, --secret and --db-url as --admin-token-file FILE, --secret-file FILE,
-      --db-url-file FILE (first line of the file), or in ORDERGATE_ADMIN_TOKEN, ORDERGATE_CHANNEL_SECRET,
-      ORDERGATE_DB_URL; on the command line they are visible to every user (ps).
+      Secrets: give --admin-token, --api-key, --secret and --db-url as --admin-token-file FILE,
+      --api-key-file FILE, --secret-file FILE, --db-url-file FILE (first line of the file), or in
+      ORDERGATE_ADMIN_TOKEN, ORDERGATE_API_KEYS (its first key), ORDERGATE_CHANNEL_SECRET, ORDERGATE_DB_URL;
+      on the command line they are visible to every user (ps).
       """;
 
   /** A command line we cannot use; the message says why, and the command prints its help. */

@@ -99,13 +99,9 @@ final class DrillCommand {
     }
   }
 
-  /** {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */
+  /** {@code --api-key-file}, {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */
   static String apiKey(Args args) {
-    String key = args.string("api-key", null);
-    if (key != null) {
-      return key;
-    }
-    String env = System.getenv("ORDERGATE_API_KEYS");
-    return env == null || env.isBlank() ? null : env.split(",")[0].trim();
+    String key = args.secret("api-key");
+    return key == null ? null : key.split(",")[0].trim();
   }
 }
