@@ -292,6 +292,41 @@ class ContractTest extends AppTest {
     assertTrue(all.isEmpty(), "documented operations the walk never exercised: " + all);
   }
 
+  /** Where each routes class is mounted on the public listener (OrdergateVerticle's wiring). */
+  private static final Map<String, String> MOUNTS = Map.of(
+      "OrderRoutes", "/api", "CallbackRoutes", "/api", "AdminRoutes", "/admin", "OutboxRoutes", "/admin",
+      "ExceptionRoutes", "/admin", "SweepRoutes", "/admin", "ReconcileRoutes", "/admin",
+      "HealthRoutes", "", "ContractRoutes", "");
+  private static final java.util.regex.Pattern ROUTE =
+      java.util.regex.Pattern.compile("\\b(\\w+)\\.(get|post|put|delete|patch)\\(\"(/[^\"]*)\"\\)");
+
+  @Test
+  void everyRouteInTheSourceIsInTheContract() throws Exception {
+    // A route added without documenting it fails here even before the walk above exercises it.
+    Set<String> undocumented = new TreeSet<>();
+    int routes = 0;
+    try (var files = Files.list(Path.of("src/main/java/dev/ordergate/http"))) {
+      for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+        String name = file.getFileName().toString().replace(".java", "");
+        var m = ROUTE.matcher(Files.readString(file));
+        while (m.find()) {
+          if (m.group(1).equals("management")) {
+            continue; // the management listener (metrics, health details) is not the public API
+          }
+          String prefix = MOUNTS.get(name);
+          assertNotNull(prefix, name + " mounts routes: add where it is mounted to MOUNTS");
+          String path = prefix + m.group(3).replaceAll(":(\\w+)", "{$1}");
+          routes++;
+          if (contract.findOperation(path.replaceAll("\\{\\w+}", "x"), HttpMethod.valueOf(m.group(2).toUpperCase())) == null) {
+            undocumented.add(m.group(2).toUpperCase() + " " + path + " (" + name + ")");
+          }
+        }
+      }
+    }
+    assertTrue(routes >= contract.operations().size(), "found " + routes + " routes");
+    assertTrue(undocumented.isEmpty(), "routes missing from openapi.json: " + undocumented);
+  }
+
   @Test
   void theValidatorRejectsWhatTheContractDoesNotSay() {
     // The check above can fail: an undocumented status, an extra field and a wrong type are refused.
