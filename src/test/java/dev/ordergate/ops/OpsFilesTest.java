@@ -57,6 +57,30 @@ class OpsFilesTest extends AppTest {
   }
 
   @Test
+  void everyRouteMatcherInTheRulesMatchesARealRouteLabel() throws IOException {
+    // The callback 5xx alert selects callbacks by Vert.x's route label: a route renamed or
+    // re-mounted must not leave it selecting nothing.
+    app.truncate();
+    app.setStock("A", 10);
+    app.createOrder(order("R1", "u1", null, "A", 1, 500));
+    app.callback(payment("TR1", "R1", 500));
+    Set<String> routes = new TreeSet<>();
+    Matcher label = Pattern.compile("(?m)^vertx_http_server_requests_total\\{[^}]*route=\"([^\"]*)\"").matcher(app.scrape());
+    while (label.find()) {
+      routes.add(label.group(1));
+    }
+    Matcher matcher = Pattern.compile("route=~\"([^\"]+)\"").matcher(Files.readString(RULES) + Files.readString(DASHBOARD));
+    int checked = 0;
+    while (matcher.find()) {
+      // Prometheus anchors a label regex at both ends, as String.matches does.
+      String regex = matcher.group(1).replace("\\\\", "\\");
+      assertTrue(routes.stream().anyMatch(r -> r.matches(regex)), "route=~\"" + regex + "\" matches none of " + routes);
+      checked++;
+    }
+    assertTrue(checked >= 2, "route matchers found: " + checked);
+  }
+
+  @Test
   void theDashboardIsAGrafanaDocumentWithAQueryPerPanel() throws IOException {
     JsonObject dashboard = new JsonObject(Files.readString(DASHBOARD));
     assertEquals("ordergate", dashboard.getString("uid"));
