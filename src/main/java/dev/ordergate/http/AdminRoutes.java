@@ -40,7 +40,7 @@ public final class AdminRoutes {
    */
   public void authorize(RoutingContext ctx) {
     var remote = ctx.request().remoteAddress();
-    String client = remote == null || remote.hostAddress() == null ? "unknown" : remote.hostAddress();
+    String client = AuthThrottle.clientKey(remote == null ? null : remote.hostAddress());
     long wait = throttle.blockedForSeconds(client);
     if (wait > 0) {
       ctx.response().putHeader("Retry-After", Long.toString(wait));

@@ -3,12 +3,16 @@ package dev.ordergate.http;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Clock;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Failed admin authentications per client address: after {@code maxFailures} within
+ * Failed admin authentications per client address (an IPv6 client by its /64, which one host can
+ * rotate through): after {@code maxFailures} within
  * {@code windowMs} the client is refused (429, even with the right token) for {@code lockoutMs}.
  * A success clears its count. Memory is bounded: at most {@link #MAX_CLIENTS} addresses are
  * tracked, the least recently seen dropped first. Counted in full in
@@ -50,6 +54,26 @@ public final class AuthThrottle {
         .description("Admin requests with a missing or wrong token").register(registry);
     throttled = Counter.builder("ordergate.admin.auth.throttled")
         .description("Admin requests refused because their client failed authentication too often").register(registry);
+  }
+
+  /** The throttle's key for a peer address: the address itself, or an IPv6 address's /64 prefix. */
+  public static String clientKey(String hostAddress) {
+    if (hostAddress == null || hostAddress.isEmpty()) {
+      return "unknown";
+    }
+    if (hostAddress.indexOf(':') < 0) {
+      return hostAddress;
+    }
+    try {
+      // A literal address: no name lookup happens.
+      byte[] a = InetAddress.getByName(hostAddress.replaceAll("%.*$", "")).getAddress();
+      if (a.length == 16) {
+        return HexFormat.of().formatHex(a, 0, 8) + "::/64";
+      }
+      return InetAddress.getByAddress(a).getHostAddress();
+    } catch (UnknownHostException e) {
+      return hostAddress;
+    }
   }
 
   /** Seconds until {@code client} may try again; 0: not blocked. A refused attempt is counted. */

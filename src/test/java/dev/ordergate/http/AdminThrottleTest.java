@@ -59,6 +59,15 @@ class AdminThrottleTest extends AppTest {
   }
 
   @Test
+  void anIpv6ClientIsThrottledByItsSlash64() {
+    assertEquals(AuthThrottle.clientKey("2001:db8:1:2:aaaa::1"), AuthThrottle.clientKey("2001:db8:1:2:ffff:1:2:3"));
+    assertTrue(!AuthThrottle.clientKey("2001:db8:1:2::1").equals(AuthThrottle.clientKey("2001:db8:1:3::1")));
+    assertEquals("127.0.0.2", AuthThrottle.clientKey("127.0.0.2"));
+    assertEquals("unknown", AuthThrottle.clientKey(null));
+    assertEquals(AuthThrottle.clientKey("fe80::1%eth0"), AuthThrottle.clientKey("fe80::2"));
+  }
+
+  @Test
   void theLockoutEndsAndASuccessClearsTheCount() {
     AtomicLong now = new AtomicLong(1_000_000);
     Clock clock = new Clock() {
