@@ -8,3 +8,7 @@ DROP INDEX outbox_pending_due;
 -- A claim changes no indexed column (attempts, claim token, lease): with room on the page its new row
 -- version is HOT, with no index entries.
 ALTER TABLE outbox_events SET (fillfactor = 80);
+
+-- The retention (outbox.retentionHours) deletes delivered events in batches: vacuum the table often
+-- enough that their space is reused and its size stays flat.
+ALTER TABLE outbox_events SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);

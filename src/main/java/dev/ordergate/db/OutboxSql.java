@@ -200,6 +200,19 @@ public final class OutboxSql {
 
       SELECT count(*) AS n FROM ev""";
 
+  /**
+   * One batch of the retention: up to {@code $2} delivered events older than {@code $1} seconds, oldest
+   * first along the seq index (the walk stops after LIMIT rows); refund requests stay. Short, so it holds
+   * its row locks only briefly; rows another pruner holds are skipped.
+   */
+  public static final String PRUNE_DELIVERED = """
+      DELETE FROM outbox_events WHERE id IN (
+          SELECT id FROM outbox_events
+          WHERE status = 'DELIVERED' AND type <> 'REFUND_REQUESTED'
+            AND delivered_at < now() - $1::float8 * interval '1 second'
+          ORDER BY seq LIMIT $2
+          FOR UPDATE SKIP LOCKED)""";
+
   public static final String COUNT_PENDING = "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'";
 
   // ---- admin ----------------------------------------------------------------------------------

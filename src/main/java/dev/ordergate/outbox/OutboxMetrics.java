@@ -59,6 +59,14 @@ public final class OutboxMetrics {
         .increment(n);
   }
 
+  /** Delivered events removed by the retention ({@code outbox.retentionHours}). */
+  public void pruned(long n) {
+    Counter.builder("ordergate.outbox.pruned")
+        .description("Delivered outbox events deleted by the retention")
+        .register(registry)
+        .increment(n);
+  }
+
   public Future<Void> refresh(Pool pool) {
     return pool.query(OutboxSql.COUNT_PENDING).execute()
         .map(rows -> {

@@ -60,6 +60,7 @@ public final class OutboxRelay extends VerticleBase {
   /** A delivery ends this long before its lease does, at the latest (clock and scheduling slack). */
   private static final long LEASE_MARGIN_MS = 500;
   private static final long MIN_DELIVERY_MS = 100;
+  private static final int PRUNE_BATCH = 1_000;
   /** At most this many of one order's events in one claim. */
   private static final int MAX_CHAIN = 8;
 
@@ -75,6 +76,7 @@ public final class OutboxRelay extends VerticleBase {
 
   private HttpClientAgent client;
   private long timerId = -1;
+  private long pruneTimer = -1;
   private long timerDueAt;
   private long wakeAt = Long.MAX_VALUE;
   private int inFlight;
@@ -105,6 +107,9 @@ public final class OutboxRelay extends VerticleBase {
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
     context.runOnContext(v -> run());
+    if (config.retentionHours() > 0) {
+      pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
+    }
     return Future.succeededFuture();
   }
 
@@ -115,6 +120,9 @@ public final class OutboxRelay extends VerticleBase {
     signal.unlisten(listener);
     if (timerId >= 0) {
       vertx.cancelTimer(timerId);
+    }
+    if (pruneTimer >= 0) {
+      vertx.cancelTimer(pruneTimer);
     }
     client.close();
     return Future.succeededFuture();
@@ -459,6 +467,36 @@ public final class OutboxRelay extends VerticleBase {
           log.warn("outbox {} {} order {} attempt {} failed ({}); retry in {} ms", event.type(), event.id(),
               event.orderNo(), r.getInteger("attempts"), reason, retryIn);
           return Math.max(1, retryIn);
+        });
+  }
+
+  /**
+   * The retention: deletes delivered events older than {@code retentionHours} in batches of
+   * {@value #PRUNE_BATCH} until a batch comes back short, then waits {@code pruneIntervalMs}.
+   */
+  private void prune(long deletedSoFar) {
+    if (stopped) {
+      return;
+    }
+    pool.preparedQuery(OutboxSql.PRUNE_DELIVERED)
+        .execute(Params.of(config.retentionHours() * 3600, PRUNE_BATCH))
+        .onComplete(ar -> {
+          if (stopped) {
+            return;
+          }
+          if (ar.succeeded() && ar.result().rowCount() == PRUNE_BATCH) {
+            context.runOnContext(v -> prune(deletedSoFar + PRUNE_BATCH));
+            return;
+          }
+          long total = deletedSoFar + (ar.succeeded() ? ar.result().rowCount() : 0);
+          if (ar.failed()) {
+            log.warn("outbox relay {}: pruning delivered events failed: {}", instanceId, ar.cause().toString());
+          } else if (total > 0) {
+            metrics.pruned(total);
+            log.debug("outbox relay {}: pruned {} delivered events older than {} h", instanceId, total,
+                config.retentionHours());
+          }
+          pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
         });
   }
 

@@ -270,4 +270,28 @@ class OutboxRelayTest {
     eventually("the delivered counter caught up", () -> delivered() >= deliveredBefore + 12);
     assertEquals(deliveredBefore + 12, delivered());
   }
+
+  /** Issue 13: delivered events older than outbox.retentionHours are deleted in batches; nothing else is. */
+  @Test
+  void deliveredEventsPastTheRetentionAreDeletedAndNothingElse() {
+    endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_CANCELLED") ? 503 : 200;
+    OutboxConfig config = new OutboxConfig(true, 100, 10, 100, 60_000, 60_000, 60_000, 5_000,
+        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200);
+    relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+        app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "pruner")).await());
+    paidOrders(30);
+    app.createOrder(order("C1", "u1", null, "A", 1, 500));
+    expect(app.call(HttpMethod.POST, "/api/orders/C1/cancel", null, false), 200);
+    // A delivered refund request is the proof of a REFUNDED exception: it stays.
+    app.rows("INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents, status) "
+        + "VALUES ('X1', 'LATE_AFTER_CANCEL', 'sandbox', 'TX1', 100, 'REFUNDED')");
+    app.rows("INSERT INTO outbox_events (type, order_no, payload, exception_id, status, delivered_at) "
+        + "SELECT 'REFUND_REQUESTED', 'X1', '{}'::jsonb, id, 'DELIVERED', now() - interval '1 day' FROM exception_orders");
+    eventually("the 60 paid-order events are delivered and then pruned", () -> app.count(
+        "SELECT count(*) FROM outbox_events WHERE order_no LIKE 'O%'") == 0);
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE type = 'REFUND_REQUESTED'"));
+    assertEquals(2, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'C1' AND status = 'PENDING'"),
+        "C1's failing ORDER_CANCELLED stays pending (and its SMS waits behind it)");
+    assertTrue(app.metric("ordergate.outbox.pruned") >= 60);
+  }
 }
