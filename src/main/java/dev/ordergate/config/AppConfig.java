@@ -70,8 +70,8 @@ public record AppConfig(
     boolean generated = token == null;
     if (generated) {
       token = randomHex();
-    } else if (token.length() < 16) {
-      throw new ConfigException("admin.token", "must be at least 16 characters");
+    } else {
+      Secrets.requireStrong(r.raw("ORDERGATE_ADMIN_TOKEN") != null ? "ORDERGATE_ADMIN_TOKEN" : "admin.token", token);
     }
     int poolSize = r.intValue("db.poolSize", 10, 1, 200);
     String currency = r.string("orders.currency", "CNY");
@@ -206,7 +206,10 @@ public record AppConfig(
         throw new ConfigException(prefix + "currency", "must be an ISO 4217 code such as CNY, got " + currency);
       }
       claimSecrets(secretOwners, prefix, settings);
-      String refundUrl = r.url(prefix + "refundUrl");
+      String refundUrl = r.string(prefix + "refundUrl", null);
+      if (refundUrl != null && !refundUrl.matches("https?://.+")) {
+        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + Secrets.redactUrls(refundUrl));
+      }
       out.put(name, new ChannelConfig(name, kind, devOnly, currency,
           r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl, settings));
     }
