@@ -156,7 +156,7 @@ public final class ConfigReader {
   public String url(String key) {
     String s = string(key, null);
     if (s != null && !s.matches("https?://[^\\s]+")) {
-      throw new ConfigException(key, "must be an http(s) URL");
+      throw new ConfigException(key, "must be an http(s) URL, got " + Secrets.redactUrls(s));
     }
     return s;
   }
