@@ -30,6 +30,7 @@ import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.payment.SignatureVerifier;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
+import dev.ordergate.reminder.Reminders;
 import dev.ordergate.sweep.BatchHook;
 import dev.ordergate.sweep.SweepMetrics;
 import dev.ordergate.sweep.SweepTuning;
@@ -72,6 +73,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private OutboxMetrics outboxMetrics;
   private Sweeper sweeper;
   private SweepTuning sweepTuning;
+  private Reminders reminders;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
     this(config, dbUrl, registry, clock, null);
@@ -110,6 +112,7 @@ public final class OrdergateVerticle extends VerticleBase {
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
         })
         .compose(s -> sweeper.start())
+        .compose(v -> reminders == null ? Future.succeededFuture() : reminders.start())
         .compose(v -> configPath == null || config.sweep().configScanMs() <= 0 ? Future.succeededFuture()
             : SweepTuning.watch(vertx, configPath, config.sweep().configScanMs(), sweeper)
                 .onSuccess(t -> sweepTuning = t));
@@ -128,7 +131,14 @@ public final class OrdergateVerticle extends VerticleBase {
         config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
         Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
-    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated);
+    reminders = config.reminders().enabled()
+        ? new Reminders(vertx, pool, config.reminders(), outboxSignal, registry, sweeper.instanceId()) : null;
+    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), order -> {
+      sweeper.orderCreated(order);
+      if (reminders != null) {
+        reminders.orderCreated(order);
+      }
+    });
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
@@ -172,6 +182,11 @@ public final class OrdergateVerticle extends VerticleBase {
     return outboxMetrics;
   }
 
+  /** The payment reminders; null when {@code reminders.beforeSeconds} is 0. */
+  public Reminders reminders() {
+    return reminders;
+  }
+
   public Sweeper sweeper() {
     return sweeper;
   }
@@ -182,6 +197,7 @@ public final class OrdergateVerticle extends VerticleBase {
       reconcileMonitor.stop();
     }
     return (sweepTuning == null ? Future.<Void>succeededFuture() : sweepTuning.close())
+        .compose(v -> reminders == null ? Future.<Void>succeededFuture() : reminders.stop())
         .compose(v -> sweeper == null ? Future.<Void>succeededFuture() : sweeper.stop())
         .compose(v -> pool == null ? Future.succeededFuture() : pool.close());
   }

@@ -26,7 +26,9 @@ public record AppConfig(
     CallbacksConfig callbacks,
     OutboxConfig outbox,
     SweepConfig sweep,
-    ReconcileConfig reconcile) {
+    ReconcileConfig reconcile,
+    RemindersConfig reminders,
+    BrokerConfig broker) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
 
@@ -64,7 +66,9 @@ public record AppConfig(
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
         SweepConfig.from(r),
-        ReconcileConfig.from(r));
+        ReconcileConfig.from(r),
+        RemindersConfig.from(r),
+        BrokerConfig.from(r));
   }
 
   private static Map<String, ChannelConfig> channels(ConfigReader r) {
