@@ -1,5 +1,6 @@
 package dev.ordergate;
 
+import dev.ordergate.broker.BrokerTier;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.Migrations;
@@ -22,6 +23,7 @@ import dev.ordergate.http.SweepRoutes;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
 import dev.ordergate.orders.OrderService;
+import dev.ordergate.outbox.OutboxEventType;
 import dev.ordergate.outbox.OutboxMetrics;
 import dev.ordergate.outbox.OutboxRelay;
 import dev.ordergate.outbox.OutboxService;
@@ -39,6 +41,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.pgclient.PgBuilder;
@@ -74,6 +77,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private Sweeper sweeper;
   private SweepTuning sweepTuning;
   private Reminders reminders;
+  private BrokerTier broker;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
     this(config, dbUrl, registry, clock, null);
@@ -103,9 +107,10 @@ public final class OrdergateVerticle extends VerticleBase {
           return vertx.createHttpServer().requestHandler(router()).listen(config.httpPort(), config.httpHost());
         })
         .compose(s -> config.outbox().enabled()
-            ? vertx.deployVerticle(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
-                outboxSignal, "relay-" + UUID.randomUUID().toString().substring(0, 8))).map(s)
+            ? vertx.deployVerticle(relay(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
+                outboxSignal, "relay-" + UUID.randomUUID().toString().substring(0, 8)))).map(s)
             : Future.succeededFuture(s))
+        .compose(s -> broker == null ? Future.succeededFuture(s) : broker.start().map(s))
         .onSuccess(s -> {
           server = s;
           reconcileMonitor.start();
@@ -129,8 +134,10 @@ public final class OrdergateVerticle extends VerticleBase {
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
     CallbackCoalescer coalescer = new CallbackCoalescer(paymentGate,
         config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
-    sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
-        Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
+    sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics, config.broker().enabled()),
+        config.sweep(), Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
+    broker = config.broker().enabled()
+        ? new BrokerTier(vertx, config.broker(), cancelGate, registry, sweeper.instanceId()) : null;
     reminders = config.reminders().enabled()
         ? new Reminders(vertx, pool, config.reminders(), outboxSignal, registry, sweeper.instanceId()) : null;
     OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), order -> {
@@ -138,12 +145,12 @@ public final class OrdergateVerticle extends VerticleBase {
       if (reminders != null) {
         reminders.orderCreated(order);
       }
-    });
+    }, broker == null ? null : outbox);
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
     root.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT_BYTES));
-    new HealthRoutes(pool, registry).mount(vertx, root);
+    new HealthRoutes(pool, registry, this::optionalHealth).mount(vertx, root);
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         coalescer::submit, metrics).router(vertx));
@@ -158,6 +165,23 @@ public final class OrdergateVerticle extends VerticleBase {
     root.errorHandler(404, Failures::handle);
     root.errorHandler(405, Failures::handle);
     return root;
+  }
+
+  /** The relay with the routes of the optional tiers (the broker tier publishes ORDER_TIMEOUT). */
+  public OutboxRelay relay(OutboxRelay relay) {
+    return broker == null ? relay : relay.route(OutboxEventType.ORDER_TIMEOUT, broker::schedule);
+  }
+
+  private JsonObject optionalHealth() {
+    JsonObject out = new JsonObject();
+    if (broker != null) {
+      out.put("broker", broker.ready() ? "UP" : "DOWN");
+    }
+    Boolean redis = reminders == null ? null : reminders.redisSubscribed();
+    if (redis != null) {
+      out.put("redis", redis ? "UP" : "DOWN");
+    }
+    return out;
   }
 
   /** The port actually bound (useful with port 0 in tests). */
@@ -187,6 +211,11 @@ public final class OrdergateVerticle extends VerticleBase {
     return reminders;
   }
 
+  /** The broker tier; null unless {@code triggers.broker.enabled}. */
+  public BrokerTier broker() {
+    return broker;
+  }
+
   public Sweeper sweeper() {
     return sweeper;
   }
@@ -198,6 +227,7 @@ public final class OrdergateVerticle extends VerticleBase {
     }
     return (sweepTuning == null ? Future.<Void>succeededFuture() : sweepTuning.close())
         .compose(v -> reminders == null ? Future.<Void>succeededFuture() : reminders.stop())
+        .compose(v -> broker == null ? Future.<Void>succeededFuture() : broker.stop())
         .compose(v -> sweeper == null ? Future.<Void>succeededFuture() : sweeper.stop())
         .compose(v -> pool == null ? Future.succeededFuture() : pool.close());
   }

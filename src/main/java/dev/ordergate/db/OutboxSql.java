@@ -33,12 +33,24 @@ public final class OutboxSql {
       WHERE o.order_no = ANY($1::text[])
       ORDER BY o.order_no, e.ord""";
 
+  /**
+   * The broker tier's timeout message for a new order ({@code $1}), in its creation transaction:
+   * the relay hands it to the broker publisher after commit.
+   */
+  public static final String INSERT_TIMEOUT_EVENT = """
+      INSERT INTO outbox_events (type, order_no, payload)
+      SELECT 'ORDER_TIMEOUT', order_no, jsonb_build_object(
+                 'orderNo', order_no, 'expiresAt', expires_at,
+                 'expiresAtMs', (extract(epoch FROM expires_at) * 1000)::bigint)
+      FROM orders WHERE order_no = $1""";
+
   // ---- the relay ------------------------------------------------------------------------------
 
   /**
    * Claims up to {@code $1} due events for {@code $2} ms under claim token {@code $4} (relay
    * {@code $3}). An event waits while an earlier event of its order is still pending (in flight
-   * included), so one order's events leave in order; locked rows are skipped, not waited for.
+   * included), so one order's events leave in order; locked rows are skipped, not waited for. The
+   * broker tier's ORDER_TIMEOUT holds up no other event (a broker that is down must not delay them).
    */
   public static final String CLAIM = """
       WITH due AS (
@@ -46,7 +58,8 @@ public final class OutboxSql {
           WHERE e.status = 'PENDING' AND e.next_attempt_at <= now()
             AND (e.claimed_until IS NULL OR e.claimed_until <= now())
             AND NOT EXISTS (SELECT 1 FROM outbox_events p
-                            WHERE p.order_no = e.order_no AND p.status = 'PENDING' AND p.seq < e.seq)
+                            WHERE p.order_no = e.order_no AND p.status = 'PENDING' AND p.seq < e.seq
+                              AND p.type <> 'ORDER_TIMEOUT')
           ORDER BY e.next_attempt_at, e.seq
           LIMIT $1
           FOR UPDATE OF e SKIP LOCKED)

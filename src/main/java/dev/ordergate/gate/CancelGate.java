@@ -4,6 +4,7 @@ import dev.ordergate.db.Sql;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.CancelOutcome;
 import dev.ordergate.domain.CancelResult;
+import dev.ordergate.domain.ExpiryCancel;
 import dev.ordergate.domain.OrderStatus;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.metrics.Metrics;
@@ -42,8 +43,7 @@ public final class CancelGate {
     return Tx.run(pool, conn -> conn.preparedQuery(Sql.CANCEL_ONE)
             .execute(Params.of(orderNo, source.name()))
             .compose(won -> won.rowCount() == 1
-                ? effects.apply(conn, new CancellationEffects.Cancelled(
-                        List.of(orderNo), List.of(actor), Collections.singletonList(reference)), source)
+                ? applyEffects(conn, orderNo, source, actor, reference)
                     .map(v -> new CancelResult(orderNo, CancelOutcome.CANCELLED, OrderStatus.CANCELLED))
                 : answerLoser(conn, orderNo)))
         .onSuccess(result -> {
@@ -52,6 +52,42 @@ public final class CancelGate {
             log.debug("order {} PENDING_PAYMENT -> CANCELLED by {} ({})", orderNo, source, actor);
           }
         });
+  }
+
+  /**
+   * Cancels one order for a timeout trigger (a delayed message): the same gate and effects as
+   * {@link #cancel}, conditional on expiry in the same UPDATE; the answer says whether the trigger
+   * came early (NOT_DUE, with the time left) or too late (CLOSED).
+   */
+  public Future<ExpiryCancel> cancelExpired(String orderNo, TransitionSource source, String actor, String reference) {
+    return Tx.run(pool, conn -> conn.preparedQuery(Sql.CANCEL_ONE_EXPIRED)
+            .execute(Params.of(orderNo, source.name()))
+            .compose(won -> won.rowCount() == 1
+                ? applyEffects(conn, orderNo, source, actor, reference)
+                    .map(v -> new ExpiryCancel(orderNo, ExpiryCancel.Kind.CANCELLED,
+                        won.iterator().next().getDouble("lateness_seconds"), 0))
+                : conn.preparedQuery(Sql.ORDER_EXPIRY).execute(Params.of(orderNo)).map(rows -> {
+                  if (rows.size() == 0) {
+                    return new ExpiryCancel(orderNo, ExpiryCancel.Kind.NOT_FOUND, 0, 0);
+                  }
+                  Row r = rows.iterator().next();
+                  return "PENDING_PAYMENT".equals(r.getString("status"))
+                      ? new ExpiryCancel(orderNo, ExpiryCancel.Kind.NOT_DUE, 0, Math.max(1, r.getLong("due_in_ms")))
+                      : new ExpiryCancel(orderNo, ExpiryCancel.Kind.CLOSED, 0, 0);
+                })))
+        .onSuccess(result -> {
+          if (result.kind() == ExpiryCancel.Kind.CANCELLED) {
+            metrics.transitions(source, OrderStatus.CANCELLED, 1);
+            log.debug("order {} PENDING_PAYMENT -> CANCELLED by {} ({})", orderNo, source, actor);
+          }
+        });
+  }
+
+  /** The winner's side effects, in its transaction. */
+  private Future<Void> applyEffects(SqlConnection conn, String orderNo, TransitionSource source, String actor,
+                                    String reference) {
+    return effects.apply(conn, new CancellationEffects.Cancelled(
+        List.of(orderNo), List.of(actor), Collections.singletonList(reference)), source);
   }
 
   private static Future<CancelResult> answerLoser(SqlConnection conn, String orderNo) {

@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The sweep's meters: {@code ordergate_sweep_runs_total{result}}, {@code ordergate_sweep_cancelled_total},
  * {@code ordergate_sweep_duration_seconds}, {@code ordergate_cancel_lateness_seconds} (histogram of
  * cancelledAt - expiresAt of sweep cancellations) and {@code ordergate_overdue_orders} (pending orders
- * past expiry + grace, measured at the end of each run: what the run left behind).
+ * past expiry + grace, measured at the end of each run: what the run left behind). With the broker
+ * tier on, the sweep is its fallback, and {@code ordergate_fallback_cancellations_total} counts the
+ * orders it had to cancel because no timeout message did (the broker tier's miss rate).
  */
 public final class SweepMetrics {
 
@@ -34,9 +36,18 @@ public final class SweepMetrics {
   /** A Timer, not a DistributionSummary: its buckets place sub-second values exactly (nanoseconds). */
   private final Timer lateness;
   private final AtomicLong overdue = new AtomicLong();
+  /** Null unless the sweep is the broker tier's fallback. */
+  private final Counter fallback;
 
   public SweepMetrics(Metrics metrics) {
+    this(metrics, false);
+  }
+
+  public SweepMetrics(Metrics metrics, boolean fallbackOfBrokerTier) {
     this.metrics = metrics;
+    fallback = fallbackOfBrokerTier ? Counter.builder("ordergate.fallback.cancellations")
+        .description("Orders the fallback sweep cancelled because no timeout message did")
+        .register(metrics.registry()) : null;
     MeterRegistry registry = metrics.registry();
     ok = runs(registry, "ok");
     failed = runs(registry, "error");
@@ -69,6 +80,9 @@ public final class SweepMetrics {
       return;
     }
     cancelled.increment(latenessSeconds.length);
+    if (fallback != null) {
+      fallback.increment(latenessSeconds.length);
+    }
     metrics.transitions(TransitionSource.TIMEOUT_SWEEP, OrderStatus.CANCELLED, latenessSeconds.length);
     for (double s : latenessSeconds) {
       lateness.record((long) (Math.max(0, s) * 1e9), TimeUnit.NANOSECONDS);
