@@ -86,4 +86,20 @@ public final class BrokerTier {
   BrokerTopology topology() {
     return topology;
   }
+
+  /** Deletes the tier's queues and exchanges (tools that ran with a prefix of their own clean up with it). */
+  public static Future<Void> deleteTopology(Vertx vertx, BrokerConfig config) {
+    BrokerTopology t = new BrokerTopology(config);
+    io.vertx.rabbitmq.RabbitMQClient client = io.vertx.rabbitmq.RabbitMQClient.create(vertx,
+        new io.vertx.rabbitmq.RabbitMQOptions().setUri(config.uri()));
+    Future<Void> f = client.start()
+        .compose(v -> client.queueDelete(t.dueQueue()).mapEmpty())
+        .compose(v -> client.queueDelete(t.poisonQueue()).mapEmpty());
+    for (long ttl : config.tiersMs()) {
+      f = f.compose(v -> client.queueDelete(t.delayQueue(ttl)).mapEmpty());
+    }
+    return f.compose(v -> client.exchangeDelete(t.dueExchange()))
+        .compose(v -> client.exchangeDelete(t.poisonExchange()))
+        .eventually(client::stop);
+  }
 }
