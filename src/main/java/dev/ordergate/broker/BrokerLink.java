@@ -62,7 +62,16 @@ final class BrokerLink {
   }
 
   boolean ready() {
-    return ready && client != null && client.isConnected();
+    return ready && healthy(client);
+  }
+
+  /**
+   * Connected with the channel open. A channel closed under an open connection (a channel-level
+   * error) counts as lost too: its consumer and confirm listener are gone with it, and the client
+   * would only reopen a bare channel.
+   */
+  private static boolean healthy(RabbitMQClient c) {
+    return c != null && c.isConnected() && c.isOpenChannel();
   }
 
   /** How many times the link connected (1 + reconnects). */
@@ -91,7 +100,7 @@ final class BrokerLink {
   void suspect() {
     if (context != null) {
       context.runOnContext(v -> {
-        if (!stopped && ready && !client.isConnected()) {
+        if (!stopped && ready && !healthy(client)) {
           check();
         }
       });
@@ -106,7 +115,7 @@ final class BrokerLink {
       vertx.cancelTimer(timerId);
       timerId = -1;
     }
-    if (ready && client.isConnected()) {
+    if (ready && healthy(client)) {
       arm();
       return;
     }

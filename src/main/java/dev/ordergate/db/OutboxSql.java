@@ -34,15 +34,16 @@ public final class OutboxSql {
       ORDER BY o.order_no, e.ord""";
 
   /**
-   * The broker tier's timeout message for a new order ({@code $1}), in its creation transaction:
-   * the relay hands it to the broker publisher after commit.
+   * The broker tier's timeout messages for new orders ({@code $1}, text[]), in their creation
+   * transaction: the relay hands them to the broker publisher after commit.
    */
-  public static final String INSERT_TIMEOUT_EVENT = """
+  public static final String INSERT_TIMEOUT_EVENTS = """
       INSERT INTO outbox_events (type, order_no, payload)
       SELECT 'ORDER_TIMEOUT', order_no, jsonb_build_object(
                  'orderNo', order_no, 'expiresAt', expires_at,
                  'expiresAtMs', (extract(epoch FROM expires_at) * 1000)::bigint)
-      FROM orders WHERE order_no = $1""";
+      FROM orders WHERE order_no = ANY($1::text[])
+      ORDER BY order_no""";
 
   // ---- the relay ------------------------------------------------------------------------------
 

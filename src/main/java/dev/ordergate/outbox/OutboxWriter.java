@@ -34,7 +34,7 @@ public final class OutboxWriter {
 
   /** ORDER_TIMEOUT for a new order (the broker tier), in its creation transaction. */
   public Future<Void> timeoutScheduled(SqlConnection conn, String orderNo) {
-    return conn.preparedQuery(OutboxSql.INSERT_TIMEOUT_EVENT).execute(Params.of(orderNo))
+    return conn.preparedQuery(OutboxSql.INSERT_TIMEOUT_EVENTS).execute(Params.array(new String[] {orderNo}))
         .onSuccess(v -> signal.afterCommit(conn))
         .mapEmpty();
   }

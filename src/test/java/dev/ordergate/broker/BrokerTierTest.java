@@ -130,6 +130,9 @@ class BrokerTierTest {
           Buffer body = new JsonObject().put("orderNo", no).put("expiresAt", expiresAt).toBuffer();
           raw.basicPublish(prefix + ".due", prefix + ".due", body).await();
           raw.basicPublish(prefix + ".due", prefix + ".due", body).await();
+          // And one that claims the order expired long ago: the database's expiry decides, it waits.
+          raw.basicPublish(prefix + ".due", prefix + ".due",
+              new JsonObject().put("orderNo", no).put("expiresAt", 0L).toBuffer()).await();
         }
       }
       assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> grabbed.size() >= 3),
@@ -147,6 +150,9 @@ class BrokerTierTest {
         assertEquals("PAID", app.getOrder(no).getString("status"));
       }
       assertEquals(0, app.count("SELECT count(*) FROM order_transitions WHERE source = 'TIMEOUT_SWEEP'"));
+      assertEquals(0, app.count("SELECT count(*) FROM orders WHERE cancelled_at < expires_at"), "nothing cancelled early");
+      double early = apps.stream().mapToDouble(a -> a.metric("ordergate.broker.consumed", "outcome", "early")).sum();
+      assertTrue(early > 0, "messages that came early waited: " + early);
       double redelivered = apps.stream().mapToDouble(a -> a.metric("ordergate.broker.redeliveries")).sum();
       assertTrue(redelivered >= grabbed.size(), "redelivered " + redelivered + " of " + grabbed.size());
       double closed = apps.stream().mapToDouble(a -> a.metric("ordergate.broker.consumed", "outcome", "closed")).sum();
