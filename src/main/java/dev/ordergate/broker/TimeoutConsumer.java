@@ -12,6 +12,11 @@ import io.vertx.rabbitmq.RabbitMQMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
 /**
  * Consumes the due queue (manual ack, {@code prefetch} unacked at most; the consumers of every
  * instance compete) and for each message:
@@ -21,9 +26,10 @@ import org.slf4j.LoggerFactory;
  *   <li>the expiry is still at least one tier away: re-published into the largest tier that fits
  *       (confirmed before the delivery is acked);</li>
  *   <li>otherwise the remainder is held on a timer, then the order is cancelled through the gate
- *       ({@link CancelGate#cancelExpired}, source TIMEOUT_MESSAGE), which reads the expiry from the
- *       database: an early message waits (again), one for a paid or cancelled order is acked and
- *       dropped. The ack follows the gate's commit;</li>
+ *       ({@link CancelGate#cancelExpired}, source TIMEOUT_MESSAGE; the messages that fall due while
+ *       a statement runs go together into the next), which reads the expiry from the database: an
+ *       early message waits (again), one for a paid or cancelled order is acked and dropped. The
+ *       ack follows the gate's commit;</li>
  *   <li>a failure (database down, publish unknown) is nacked with requeue after a pause, so the
  *       quorum queue's delivery limit dead-letters a message that keeps failing.</li>
  * </ol>
@@ -43,6 +49,8 @@ final class TimeoutConsumer {
   private final String instanceId;
   private BrokerLink link;
   private RabbitMQConsumer consumer;
+  private final List<Due> due = new ArrayList<>();
+  private boolean flushing;
 
   TimeoutConsumer(Vertx vertx, BrokerTopology topology, TimeoutPublisher publisher, CancelGate gate,
                   BrokerMetrics metrics, int prefetch, String instanceId) {
@@ -112,22 +120,58 @@ final class TimeoutConsumer {
     vertx.setTimer(Math.max(1, remaining), id -> cancel(client, tag, m));
   }
 
+  /** A due message waiting for the next cancellation statement. */
+  private record Due(RabbitMQClient client, long tag, TimeoutMessage message) {}
+
   private void cancel(RabbitMQClient client, long tag, TimeoutMessage m) {
-    gate.cancelExpired(m.orderNo(), TransitionSource.TIMEOUT_MESSAGE, instanceId, "timeout-message")
-        .onSuccess(result -> {
-          switch (result.kind()) {
-            case CANCELLED -> {
-              metrics.cancelled(result.latenessSeconds());
-              ack(client, tag, "cancelled");
-            }
-            case CLOSED, NOT_FOUND -> ack(client, tag, "closed");
-            case NOT_DUE -> {
-              metrics.consumed("early");
-              route(client, tag, new TimeoutMessage(m.orderNo(), System.currentTimeMillis() + result.dueInMs()));
+    due.add(new Due(client, tag, m));
+    flush();
+  }
+
+  /**
+   * One gate statement at a time; the messages that fall due meanwhile go together into the next
+   * one (at most {@code prefetch}), so a burst of expiries costs a transaction per batch, not per order.
+   */
+  private void flush() {
+    if (flushing || due.isEmpty()) {
+      return;
+    }
+    flushing = true;
+    List<Due> batch = new ArrayList<>(due.subList(0, Math.min(due.size(), prefetch)));
+    due.subList(0, batch.size()).clear();
+    gate.cancelExpired(batch.stream().map(d -> d.message().orderNo()).toList(), TransitionSource.TIMEOUT_MESSAGE,
+            instanceId, "timeout-message")
+        .onComplete(ar -> {
+          flushing = false;
+          if (ar.failed()) {
+            batch.forEach(d -> retryLater(d.client(), d.tag(), d.message(), ar.cause()));
+          } else {
+            Set<String> counted = new HashSet<>();
+            for (Due d : batch) {
+              answer(d, ar.result().get(d.message().orderNo()), counted);
             }
           }
-        })
-        .onFailure(err -> retryLater(client, tag, m, err));
+          flush();
+        });
+  }
+
+  private void answer(Due d, ExpiryCancel result, Set<String> counted) {
+    switch (result.kind()) {
+      case CANCELLED -> {
+        // A duplicate in the same batch shares the winner's answer: acked, counted once.
+        if (counted.add(result.orderNo())) {
+          metrics.cancelled(result.latenessSeconds());
+          ack(d.client(), d.tag(), "cancelled");
+        } else {
+          ack(d.client(), d.tag(), "closed");
+        }
+      }
+      case CLOSED, NOT_FOUND -> ack(d.client(), d.tag(), "closed");
+      case NOT_DUE -> {
+        metrics.consumed("early");
+        route(d.client(), d.tag(), new TimeoutMessage(d.message().orderNo(), System.currentTimeMillis() + result.dueInMs()));
+      }
+    }
   }
 
   private void ack(RabbitMQClient client, long tag, String outcome) {
