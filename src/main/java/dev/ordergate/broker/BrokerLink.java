@@ -9,6 +9,7 @@ import io.vertx.rabbitmq.RabbitMQOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -22,6 +23,7 @@ import java.util.function.Function;
 final class BrokerLink {
 
   private static final Logger log = LoggerFactory.getLogger(BrokerLink.class);
+  private static final long STOP_STEP_MS = 5_000;
 
   private final Vertx vertx;
   private final BrokerConfig config;
@@ -92,8 +94,11 @@ final class BrokerLink {
     if (c == null) {
       return Future.succeededFuture();
     }
-    return beforeStop.apply(c).recover(err -> Future.succeededFuture())
-        .compose(v -> c.stop().recover(err -> Future.succeededFuture()));
+    return beforeStop.apply(c).timeout(STOP_STEP_MS, TimeUnit.MILLISECONDS).recover(err -> Future.succeededFuture())
+        .compose(v -> c.stop().timeout(STOP_STEP_MS, TimeUnit.MILLISECONDS).recover(err -> {
+          log.warn("broker link {}: close did not complete ({})", name, err.toString());
+          return Future.succeededFuture();
+        }));
   }
 
   /** Asks for a check now (a publish or an ack failed): a lost connection is replaced sooner. */

@@ -22,6 +22,7 @@ public final class BrokerTier {
 
   private final BrokerConfig config;
   private final BrokerTopology topology;
+  private final BrokerMetrics metrics;
   private final TimeoutPublisher publisher;
   private final TimeoutConsumer consumer;
   private final BrokerLink publishLink;
@@ -30,7 +31,7 @@ public final class BrokerTier {
   public BrokerTier(Vertx vertx, BrokerConfig config, CancelGate gate, MeterRegistry registry, String instanceId) {
     this.config = config;
     this.topology = new BrokerTopology(config);
-    BrokerMetrics metrics = new BrokerMetrics(registry);
+    this.metrics = new BrokerMetrics(registry);
     this.publisher = new TimeoutPublisher(vertx, metrics, config.confirmTimeoutMs());
     this.consumer = new TimeoutConsumer(vertx, topology, publisher, gate, metrics, config.prefetch(), instanceId);
     this.publishLink = new BrokerLink(vertx, config, "publish",
@@ -49,6 +50,7 @@ public final class BrokerTier {
     return Future.succeededFuture();
   }
 
+  /** Cancels the consumer, then closes both connections; a broker that does not answer delays it by at most a few seconds. */
   public Future<Void> stop() {
     return consumeLink.stop(consumer::cancel)
         .compose(v -> publishLink.stop(c -> Future.succeededFuture()));
@@ -67,7 +69,8 @@ public final class BrokerTier {
   /**
    * The outbox relay's route for ORDER_TIMEOUT: publishes the message into the largest tier that
    * fits the time left (straight to the due queue when less than the smallest tier is left); a
-   * failed or unconfirmed publish fails the delivery and the relay retries it.
+   * failed or unconfirmed publish fails the delivery and the relay retries it. An order that
+   * expired while the broker is unreachable is dropped: the fallback sweep cancels it.
    */
   public Future<Void> schedule(OutboxEvent event) {
     String orderNo = event.payload().getString("orderNo", event.orderNo());
@@ -77,7 +80,13 @@ public final class BrokerTier {
       return Future.succeededFuture();
     }
     TimeoutMessage message = new TimeoutMessage(orderNo, expiresAtMs);
-    long tier = topology.tierFor(expiresAtMs - System.currentTimeMillis());
+    long remaining = expiresAtMs - System.currentTimeMillis();
+    if (remaining < 0 && !publishLink.ready()) {
+      // Expired while the broker was away: the fallback sweep cancels it; retrying helps nobody.
+      metrics.published(topology.dueQueue(), "dropped_expired");
+      return Future.succeededFuture();
+    }
+    long tier = topology.tierFor(remaining);
     return tier > 0
         ? publisher.publish("", topology.delayQueue(tier), message)
         : publisher.publish(topology.dueExchange(), topology.dueQueue(), message);
