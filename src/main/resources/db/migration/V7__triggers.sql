@@ -6,7 +6,8 @@ ALTER TABLE order_transitions ADD CONSTRAINT order_transitions_source_check
     CHECK (source IN ('USER', 'OPERATOR', 'TIMEOUT_SWEEP', 'PAYMENT_CALLBACK', 'TIMEOUT_MESSAGE'));
 
 -- ORDER_TIMEOUT: written by order creation when the broker tier is on; the relay hands it to the
--- broker publisher after commit. It never holds up its order's other events (see OutboxSql.CLAIM).
+-- broker publisher after commit. Its outbox key is '<orderNo>#timeout', so it never holds up its
+-- order's other events (OutboxSql.INSERT_TIMEOUT_EVENTS).
 ALTER TABLE outbox_events DROP CONSTRAINT outbox_events_type_check;
 ALTER TABLE outbox_events ADD CONSTRAINT outbox_events_type_check
     CHECK (type IN ('ORDER_PAID', 'ORDER_CANCELLED', 'NOTIFY_SMS', 'REFUND_REQUESTED', 'ORDER_TIMEOUT'));

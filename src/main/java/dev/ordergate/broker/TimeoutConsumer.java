@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Consumes the due queue (manual ack, {@code prefetch} unacked at most; the consumers of every
@@ -102,7 +103,7 @@ final class TimeoutConsumer {
       log.warn("timeout message {} is poison, dead-lettered to {}: {}", msg.properties().getMessageId(),
           topology.poisonQueue(), e.getMessage());
       metrics.consumed("poison");
-      client.basicNack(tag, false, false).onFailure(err -> link.suspect());
+      call(() -> client.basicNack(tag, false, false)).onFailure(err -> link.suspect());
       return;
     }
     route(client, tag, m);
@@ -176,17 +177,26 @@ final class TimeoutConsumer {
 
   private void ack(RabbitMQClient client, long tag, String outcome) {
     metrics.consumed(outcome);
-    client.basicAck(tag, false).onFailure(err -> {
+    call(() -> client.basicAck(tag, false)).onFailure(err -> {
       // The channel is gone; the broker redelivers the message, which then changes nothing.
       log.debug("ack of a timeout message failed ({}); it will be redelivered", err.toString());
       link.suspect();
     });
   }
 
+  /** The client throws (instead of failing the future) when the connection closed under it. */
+  private static Future<Void> call(Supplier<Future<Void>> op) {
+    try {
+      return op.get();
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
+  }
+
   private void retryLater(RabbitMQClient client, long tag, TimeoutMessage m, Throwable err) {
     metrics.consumed("retry");
     log.warn("timeout message for order {} not handled ({}); requeued in {} ms", m.orderNo(), err.toString(),
         RETRY_PAUSE_MS);
-    vertx.setTimer(RETRY_PAUSE_MS, id -> client.basicNack(tag, false, true).onFailure(e -> link.suspect()));
+    vertx.setTimer(RETRY_PAUSE_MS, id -> call(() -> client.basicNack(tag, false, true)).onFailure(e -> link.suspect()));
   }
 }

@@ -90,15 +90,21 @@ final class TimeoutPublisher {
     }
     ConcurrentSkipListMap<Long, Confirm> tags = unconfirmed;
     confirm.tags = tags;
-    client.basicPublishWithDeliveryTag(exchange, routingKey, PROPS.messageId(message.orderNo()).build(),
-            message.toBuffer(), tag -> {
-              confirm.tag = tag;
-              tags.put(tag, confirm);
-            })
-        .onFailure(err -> {
-          confirm.fail("unknown", err);
-          link.suspect();
-        });
+    Future<Void> sent;
+    try {
+      sent = client.basicPublishWithDeliveryTag(exchange, routingKey, PROPS.messageId(message.orderNo()).build(),
+          message.toBuffer(), tag -> {
+            confirm.tag = tag;
+            tags.put(tag, confirm);
+          });
+    } catch (RuntimeException e) {
+      // The client throws (instead of failing the future) when the connection closed under it.
+      sent = Future.failedFuture(e);
+    }
+    sent.onFailure(err -> {
+      confirm.fail("unknown", err);
+      link.suspect();
+    });
   }
 
   private void settle(ConcurrentSkipListMap<Long, Confirm> tags, RabbitMQConfirmation c) {
