@@ -21,7 +21,13 @@ public record BrokerConfig(
     long reconnectMs,
     int maxDeliveries) {
 
-  public static final List<Long> DEFAULT_TIERS = List.of(100L, 1_000L, 10_000L, 60_000L, 600_000L);
+  /**
+   * 100 ms doubling to about 14.6 hours (20 queues): the router's greedy choice then makes at most one
+   * hop per tier, so a 30-minute timeout takes about 5 hops (decimal tiers such as 100/1000/10000/...
+   * took 30 and more, and each hop is a publish, a confirm and an ack).
+   */
+  public static final List<Long> DEFAULT_TIERS = java.util.stream.IntStream.rangeClosed(0, 19)
+      .mapToObj(k -> 100L << k).toList();
 
   public static BrokerConfig from(ConfigReader r) {
     r.object("triggers");

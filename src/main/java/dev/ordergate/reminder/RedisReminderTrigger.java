@@ -38,6 +38,8 @@ final class RedisReminderTrigger {
 
   private static final Logger log = LoggerFactory.getLogger(RedisReminderTrigger.class);
   private static final String NOTIFY = "notify-keyspace-events";
+  /** How often the notification flags are checked (someone may reset them; a Redis restart does). */
+  private static final long FLAGS_CHECK_MS = 30_000;
 
   private final Vertx vertx;
   private final RemindersConfig config;
@@ -50,6 +52,7 @@ final class RedisReminderTrigger {
   private boolean subscribed;
   private boolean stopped;
   private long reconnectTimer = -1;
+  private long flagsTimer = -1;
   private final List<String> pending = new ArrayList<>();
   private boolean flushing;
 
@@ -67,6 +70,7 @@ final class RedisReminderTrigger {
 
   Future<Void> start() {
     stopped = false;
+    flagsTimer = vertx.setPeriodic(FLAGS_CHECK_MS, id -> checkFlags());
     return subscribe().onFailure(err -> {
       log.warn("reminders: Redis subscriber not connected ({}); retrying every {} ms, the scan covers meanwhile",
           err.toString(), config.redisReconnectMs());
@@ -78,6 +82,10 @@ final class RedisReminderTrigger {
     stopped = true;
     if (reconnectTimer >= 0) {
       vertx.cancelTimer(reconnectTimer);
+    }
+    if (flagsTimer >= 0) {
+      vertx.cancelTimer(flagsTimer);
+      flagsTimer = -1;
     }
     RedisConnection conn = subscriber;
     subscriber = null;
@@ -140,6 +148,26 @@ final class RedisReminderTrigger {
               })
               .onFailure(err -> conn.close());
         });
+  }
+
+  /** Puts the flags back if they were changed under a live subscription (the events would silently stop). */
+  private void checkFlags() {
+    if (!subscribed) {
+      return;
+    }
+    commands.send(Request.cmd(Command.CONFIG).arg("GET").arg(NOTIFY))
+        .compose(resp -> {
+          String flags = resp.get(NOTIFY) != null ? resp.get(NOTIFY).toString()
+              : resp.size() >= 2 ? resp.get(1).toString() : "";
+          String merged = merge(flags);
+          if (merged.equals(flags)) {
+            return Future.<Void>succeededFuture();
+          }
+          log.warn("reminders: {} was changed to '{}' under the subscription; setting '{}' again (the scan "
+              + "covered the gap)", NOTIFY, flags, merged);
+          return commands.send(Request.cmd(Command.CONFIG).arg("SET").arg(NOTIFY).arg(merged)).mapEmpty();
+        })
+        .onFailure(err -> log.debug("reminders: flag check failed: {}", err.toString()));
   }
 
   /** Adds {@code E} (keyevent channel) and {@code x} (expired) to the flags already set. */

@@ -245,11 +245,12 @@ final class TriggerBenchCommand {
 
   // ---- services and fixtures -------------------------------------------------------------------
 
-  private record Instance(Vertx vertx, OrdergateVerticle verticle) {}
+  private record Instance(Vertx vertx, OrdergateVerticle verticle, String database) {}
 
   private static JsonObject base() {
     return new JsonObject()
         .put("http", new JsonObject().put("host", "127.0.0.1").put("port", 0))
+        .put("management", new JsonObject().put("host", "127.0.0.1").put("port", 0))
         .put("admin", new JsonObject().put("token", ADMIN))
         .put("db", new JsonObject().put("poolSize", 10))
         .put("outbox", new JsonObject().put("enabled", false))
@@ -261,21 +262,27 @@ final class TriggerBenchCommand {
         .put("minDelayMs", 200).put("configScanMs", 0);
   }
 
-  private static List<Instance> start(DbUrl db, int n, JsonObject config) {
+  /** Instances of the running case (stopped by {@link #withDb} if the case fails halfway). */
+  private final List<Instance> live = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  private List<Instance> start(DbUrl db, int n, JsonObject config) {
     List<Instance> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       Vertx vertx = Vertx.vertx();
-      OrdergateVerticle v = new OrdergateVerticle(AppConfig.from(config), db,
-          new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
-      vertx.deployVerticle(v).await();
-      out.add(new Instance(vertx, v));
+      Instance instance = new Instance(vertx, new OrdergateVerticle(AppConfig.from(config), db,
+          new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC()), db.connectOptions().getDatabase());
+      live.add(instance);
+      vertx.deployVerticle(instance.verticle).await();
+      out.add(instance);
     }
     return out;
   }
 
-  private static void stop(List<Instance> apps) {
+  private void stop(List<Instance> apps) {
     for (Instance a : apps) {
-      a.vertx.close().await();
+      if (live.remove(a)) {
+        a.vertx.close().await();
+      }
     }
   }
 
@@ -343,11 +350,13 @@ final class TriggerBenchCommand {
     DbUrl admin = new DbUrl(adminUrl);
     String db = tag + "_" + name;
     admin(admin, "CREATE DATABASE " + db);
+    DbUrl url = admin.withDatabase(db);
     try {
-      return body.run(admin.withDatabase(db));
+      return body.run(url);
     } catch (Exception e) {
       return new JsonObject().put("case", name).put("error", e.toString());
     } finally {
+      stop(live.stream().filter(i -> i.database().equals(db)).toList());
       admin(admin, "DROP DATABASE IF EXISTS " + db + " WITH (FORCE)");
     }
   }
