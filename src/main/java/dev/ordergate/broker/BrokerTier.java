@@ -92,10 +92,6 @@ public final class BrokerTier {
         : publisher.publish(topology.dueExchange(), topology.dueQueue(), message);
   }
 
-  BrokerTopology topology() {
-    return topology;
-  }
-
   /** Deletes the tier's queues and exchanges (tools that ran with a prefix of their own clean up with it). */
   public static Future<Void> deleteTopology(Vertx vertx, BrokerConfig config) {
     BrokerTopology t = new BrokerTopology(config);

@@ -99,7 +99,7 @@ public record AppConfig(
         SweepConfig.from(r),
         ReconcileConfig.from(r),
         RemindersConfig.from(r),
-        BrokerConfig.from(r));
+        BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)));
   }
 
   private static String randomHex() {

@@ -29,6 +29,16 @@ public record BrokerConfig(
   public static final List<Long> DEFAULT_TIERS = java.util.stream.IntStream.rangeClosed(0, 19)
       .mapToObj(k -> 100L << k).toList();
 
+  /** With {@code outboxLeaseMs}: a publish waits for its confirm within the relay's lease on the event. */
+  public static BrokerConfig from(ConfigReader r, long outboxLeaseMs) {
+    BrokerConfig c = from(r);
+    if (c.enabled() && c.confirmTimeoutMs() >= outboxLeaseMs) {
+      throw new ConfigException("triggers.broker.confirmTimeoutMs",
+          "must be below outbox.leaseMs (" + outboxLeaseMs + "), or an unconfirmed publish outlives its claim");
+    }
+    return c;
+  }
+
   public static BrokerConfig from(ConfigReader r) {
     r.object("triggers");
     r.object("triggers.broker");

@@ -39,6 +39,8 @@ class TriggerConfigTest {
     assertKey("triggers.broker.uri", "{\"triggers\":{\"broker\":{\"uri\":\"http://x\"}}}");
     assertKey("triggers.broker.prefix", "{\"triggers\":{\"broker\":{\"prefix\":\"a b\"}}}");
     assertKey("triggers.broker.prefetch", "{\"triggers\":{\"broker\":{\"prefetch\":0}}}");
+    assertKey("triggers.broker.confirmTimeoutMs",
+        "{\"outbox\":{\"leaseMs\":5000,\"httpTimeoutMs\":1000},\"triggers\":{\"broker\":{\"enabled\":true,\"confirmTimeoutMs\":6000}}}");
     assertKey("reminders.beforeSeconds", "{\"reminders\":{\"beforeSeconds\":-1}}");
     assertKey("reminders.redis.url", "{\"reminders\":{\"redis\":{\"url\":\"localhost\"}}}");
     assertKey("reminders.redis.keyPrefix", "{\"reminders\":{\"redis\":{\"keyPrefix\":\"a*\"}}}");
