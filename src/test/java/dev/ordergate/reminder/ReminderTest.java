@@ -72,8 +72,8 @@ class ReminderTest {
     sleep(600);
     for (String no : orderNos) {
       assertEquals(1, one.count("SELECT count(*) FROM payment_reminders WHERE order_no = $1", no), no);
-      assertEquals(1, one.count(REMINDERS_SQL + " AND order_no = $1", no), no);
     }
+    assertEquals(List.of(), notExactlyOnce(orderNos), "one reminder event per order");
     assertEquals(orderNos.size(), one.count(REMINDERS_SQL));
     Row late = one.rows("SELECT max(sent_at - due_at) >= interval '0' AS ok, bool_and(sent_at < o.expires_at) AS before "
         + "FROM payment_reminders r JOIN orders o USING (order_no)").get(0);
@@ -126,6 +126,45 @@ class ReminderTest {
       one.verticle.reminders().start().await();
       two.verticle.reminders().start().await();
     }
+  }
+
+  @Test
+  void theOnceCheckCatchesACheckThenActTwin() {
+    // The twin: read the due orders that have no reminder event yet, then write the events in a
+    // second statement, from both instances at once. The check above must see its duplicates.
+    one.verticle.reminders().stop().await();
+    two.verticle.reminders().stop().await();
+    try {
+      List<String> orderNos = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        orderNos.add("TW" + i);
+        one.createOrder(order("TW" + i, "u" + i, null, "A", 1, 500).put("paymentTimeoutSeconds", 3));
+      }
+      String due = "SELECT o.order_no FROM orders o WHERE o.status = 'PENDING_PAYMENT' AND o.expires_at > now() "
+          + "AND o.expires_at <= now() + interval '2 seconds' AND NOT EXISTS (SELECT 1 FROM outbox_events e "
+          + "WHERE e.order_no = o.order_no AND e.payload->>'template' = 'payment_reminder')";
+      assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> one.rows(due).size() == orderNos.size()));
+      List<String> seenByOne = one.rows(due).stream().map(r -> r.getString(0)).toList();
+      List<String> seenByTwo = two.rows(due).stream().map(r -> r.getString(0)).toList();
+      for (List<String> seen : List.of(seenByOne, seenByTwo)) {
+        for (String no : seen) {
+          one.rows("INSERT INTO outbox_events (type, order_no, payload) VALUES ('NOTIFY_SMS', $1, "
+              + "jsonb_build_object('template', 'payment_reminder', 'orderNo', $1::text)) RETURNING id", no);
+        }
+      }
+      assertEquals(orderNos, notExactlyOnce(orderNos), "every order was reminded twice by the twin");
+    } finally {
+      one.verticle.reminders().start().await();
+      two.verticle.reminders().start().await();
+    }
+  }
+
+  /** The orders among {@code orderNos} that do not have exactly one reminder event. */
+  private static List<String> notExactlyOnce(List<String> orderNos) {
+    return one.rows("SELECT x.no FROM unnest($1::text[]) AS x(no) WHERE (SELECT count(*) FROM outbox_events e "
+            + "WHERE e.order_no = x.no AND e.type = 'NOTIFY_SMS' AND e.payload->>'template' = 'payment_reminder') <> 1 "
+            + "ORDER BY x.no", (Object) orderNos.toArray(String[]::new))
+        .stream().map(r -> r.getString(0)).toList();
   }
 
   private static String snapshot(String orderNo) {
