@@ -50,7 +50,9 @@ public record AppConfig(
     CallbacksConfig callbacks,
     OutboxConfig outbox,
     SweepConfig sweep,
-    ReconcileConfig reconcile) {
+    ReconcileConfig reconcile,
+    RemindersConfig reminders,
+    BrokerConfig broker) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
   /** Every secret or key this repository publishes carries this marker; none is accepted outside dev mode. */
@@ -109,7 +111,9 @@ public record AppConfig(
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
         SweepConfig.from(r),
-        ReconcileConfig.from(r));
+        ReconcileConfig.from(r),
+        RemindersConfig.from(r),
+        BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)));
   }
 
   private static String randomHex() {
@@ -206,10 +210,7 @@ public record AppConfig(
         throw new ConfigException(prefix + "currency", "must be an ISO 4217 code such as CNY, got " + currency);
       }
       claimSecrets(secretOwners, prefix, settings);
-      String refundUrl = r.string(prefix + "refundUrl", null);
-      if (refundUrl != null && !refundUrl.matches("https?://.+")) {
-        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + Secrets.redactUrls(refundUrl));
-      }
+      String refundUrl = r.url(prefix + "refundUrl");
       out.put(name, new ChannelConfig(name, kind, devOnly, currency,
           r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl, settings));
     }

@@ -2,9 +2,9 @@ package dev.ordergate.tools;
 
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.config.ChannelConfig;
+import dev.ordergate.config.Secrets;
 import dev.ordergate.sim.SimConfig;
 import dev.ordergate.channel.ordergate.OrdergateSignature;
-import dev.ordergate.config.Secrets;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
