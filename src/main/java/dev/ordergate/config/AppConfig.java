@@ -26,7 +26,8 @@ public record AppConfig(
     CallbacksConfig callbacks,
     OutboxConfig outbox,
     SweepConfig sweep,
-    ReconcileConfig reconcile) {
+    ReconcileConfig reconcile,
+    ConsoleConfig console) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
 
@@ -64,7 +65,13 @@ public record AppConfig(
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
         SweepConfig.from(r),
-        ReconcileConfig.from(r));
+        ReconcileConfig.from(r),
+        ConsoleConfig.from(r, devMode(r, dbUrl)));
+  }
+
+  /** Dev mode: {@code mode: "dev"}, or the embedded-database default (no db.url). */
+  static boolean devMode(ConfigReader r, String dbUrl) {
+    return "dev".equals(r.string("mode", null)) || dbUrl == null;
   }
 
   private static Map<String, ChannelConfig> channels(ConfigReader r) {

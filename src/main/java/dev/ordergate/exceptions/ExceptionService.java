@@ -1,5 +1,6 @@
 package dev.ordergate.exceptions;
 
+import dev.ordergate.db.ConsoleSql;
 import dev.ordergate.db.ExceptionSql;
 import dev.ordergate.db.Params;
 import dev.ordergate.db.Rows;
@@ -13,6 +14,8 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 
+import java.time.OffsetDateTime;
+
 /** Reads exception orders with their history, and records an operator's resolution. */
 public final class ExceptionService {
 
@@ -22,13 +25,18 @@ public final class ExceptionService {
     this.pool = pool;
   }
 
+  /** Filters of the list; null means any. */
+  public record Filter(ExceptionStatus status, ExceptionKind kind, String channel, OffsetDateTime from,
+                       OffsetDateTime to, String orderNo) {}
+
   /**
-   * Exceptions newest first. {@code status} OPEN means every unresolved exception (the stored
-   * OPEN never outlives its transaction); any other status matches exactly.
+   * Exceptions newest first, ids below {@code cursor}. {@code status} OPEN means every unresolved
+   * exception (the stored OPEN never outlives its transaction); any other status matches exactly.
    */
-  public Future<JsonArray> list(ExceptionStatus status, ExceptionKind kind, int limit) {
-    return pool.preparedQuery(ExceptionSql.SELECT_EXCEPTIONS)
-        .execute(Params.of(statusFilter(status), kind == null ? null : kind.name(), limit))
+  public Future<JsonArray> list(Filter f, Long cursor, int limit) {
+    return pool.preparedQuery(ConsoleSql.EXCEPTION_PAGE)
+        .execute(Params.of(statusFilter(f.status()), f.kind() == null ? null : f.kind().name(), f.channel(),
+            f.from(), f.to(), f.orderNo(), cursor, limit))
         .map(rows -> {
           JsonArray out = new JsonArray();
           rows.forEach(r -> out.add(exception(r)));

@@ -1,5 +1,6 @@
 package dev.ordergate.outbox;
 
+import dev.ordergate.db.ConsoleSql;
 import dev.ordergate.db.ExceptionSql;
 import dev.ordergate.db.OutboxSql;
 import dev.ordergate.db.Params;
@@ -26,10 +27,11 @@ public final class OutboxService {
     this.signal = signal;
   }
 
-  public Future<JsonArray> list(Status status, int limit) {
+  /** Newest first, {@code seq} below {@code cursor} (null: from the newest). */
+  public Future<JsonArray> list(Status status, Long cursor, int limit) {
     var query = status == Status.DEAD
-        ? pool.preparedQuery(OutboxSql.SELECT_DEAD_EVENTS).execute(Params.of(limit))
-        : pool.preparedQuery(OutboxSql.SELECT_EVENTS).execute(Params.of(status.name(), limit));
+        ? pool.preparedQuery(ConsoleSql.DEAD_EVENT_PAGE).execute(Params.of(cursor, limit))
+        : pool.preparedQuery(ConsoleSql.EVENT_PAGE).execute(Params.of(status.name(), cursor, limit));
     return query.map(rows -> {
       JsonArray out = new JsonArray();
       rows.forEach(r -> out.add(OutboxEvent.json(r)));

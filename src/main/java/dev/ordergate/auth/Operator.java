@@ -1,0 +1,13 @@
+package dev.ordergate.auth;
+
+/**
+ * Who makes an admin request, as established by its credentials (never by its body): an operator's
+ * session, or the bearer admin token (automation, whose body may name the operator it acts for).
+ */
+public record Operator(String name, Via via) {
+
+  public enum Via { SESSION, TOKEN }
+
+  /** The routing-context key under which the authorize step leaves the caller. */
+  public static final String KEY = "ordergate.operator";
+}
