@@ -41,7 +41,7 @@ public final class OrderRecords {
 
   public Future<JsonObject> record(String orderNo) {
     return orders.get(orderNo).compose(order -> orders.transitions(orderNo).map(t -> order.put("transitions", t)))
-        .compose(order -> list(ConsoleSql.ORDER_RECEIPTS, orderNo, OrderRecords::receipt)
+        .compose(order -> list(ConsoleSql.ORDER_RECEIPTS, orderNo, Rows::receipt)
             .map(receipts -> order.put("receipts", receipts)))
         .compose(order -> list(ConsoleSql.ORDER_EXCEPTIONS, orderNo, ExceptionService::exception)
             .map(exceptions -> order.put("exceptions", exceptions)))
@@ -56,17 +56,6 @@ public final class OrderRecords {
       rows.forEach(r -> out.add(mapper.apply(r)));
       return out;
     });
-  }
-
-  private static JsonObject receipt(Row r) {
-    return new JsonObject()
-        .put("channel", r.getString("channel"))
-        .put("txnId", r.getString("txn_id"))
-        .put("amountCents", r.getLong("amount_cents"))
-        .put("gatewayStatus", r.getString("gateway_status"))
-        .put("outcome", r.getString("outcome"))
-        .put("orderStatus", r.getString("order_status"))
-        .put("receivedAt", Rows.instant(r.getOffsetDateTime("received_at")));
   }
 
   private static JsonObject coupon(Row r) {

@@ -137,6 +137,11 @@ public final class ConsoleSql {
       SELECT channel, txn_id, amount_cents, gateway_status, outcome, order_status, received_at
       FROM payment_receipts WHERE order_no = $1 ORDER BY id""";
 
+  /** The receipt of an exception's (channel, txn id). */
+  public static final String EXCEPTION_RECEIPT = """
+      SELECT channel, txn_id, amount_cents, gateway_status, outcome, order_status, received_at
+      FROM payment_receipts WHERE channel = $1 AND txn_id = $2""";
+
   public static final String ORDER_EXCEPTIONS = "SELECT " + ExceptionSql.COLUMNS
       + " FROM exception_orders WHERE order_no = $1 ORDER BY id";
 

@@ -55,6 +55,18 @@ public final class Rows {
         .put("createdAt", instant(r.getOffsetDateTime("created_at")));
   }
 
+  /** A payment receipt: the (channel, txn id) key and its first answer. */
+  public static JsonObject receipt(Row r) {
+    return new JsonObject()
+        .put("channel", r.getString("channel"))
+        .put("txnId", r.getString("txn_id"))
+        .put("amountCents", r.getLong("amount_cents"))
+        .put("gatewayStatus", r.getString("gateway_status"))
+        .put("outcome", r.getString("outcome"))
+        .put("orderStatus", r.getString("order_status"))
+        .put("receivedAt", instant(r.getOffsetDateTime("received_at")));
+  }
+
   public static JsonObject coupon(Row r) {
     return new JsonObject()
         .put("code", r.getString("code"))

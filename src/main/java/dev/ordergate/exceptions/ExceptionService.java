@@ -73,7 +73,10 @@ public final class ExceptionService {
                 .put("lastError", e.getString("last_error"))
                 .put("deliveredAt", Rows.instant(e.getOffsetDateTime("delivered_at")))));
             return ex.put("refundRequests", out);
-          });
+          })
+          .compose(v -> pool.preparedQuery(ConsoleSql.EXCEPTION_RECEIPT)
+              .execute(Params.of(ex.getString("channel"), ex.getString("txnId"))))
+          .map(receipts -> ex.put("receipt", receipts.size() == 0 ? null : Rows.receipt(receipts.iterator().next())));
     });
   }
 
