@@ -58,16 +58,21 @@ public final class Browser implements AutoCloseable {
 
   /** Starts the browser for the service at {@code base}, or skips (locally) / fails (CI) without one. */
   public static Browser start(String base) throws IOException {
-    boolean present = Files.isExecutable(Path.of(CHROMEDRIVER)) && Files.isExecutable(Path.of(CHROMIUM));
-    if (!present) {
-      if ("true".equals(System.getenv("CI"))) {
-        throw new AssertionError("CI=true but " + CHROMIUM + " or " + CHROMEDRIVER
-            + " is missing: install the Debian packages chromium and chromium-driver (.ci/run does)");
-      }
-      Assumptions.abort("no " + CHROMIUM + " / " + CHROMEDRIVER + ": browser tests skipped (they fail under CI=true)");
-    }
-    System.setProperty("SE_OFFLINE", "true");
+    requireBrowser(Files.isExecutable(Path.of(CHROMEDRIVER)) && Files.isExecutable(Path.of(CHROMIUM)),
+        System.getenv("CI"));
     return new Browser(base);
+  }
+
+  /** Without a browser: fails when {@code ci} is "true", else skips the test (aborts it). */
+  static void requireBrowser(boolean present, String ci) {
+    if (present) {
+      return;
+    }
+    if ("true".equals(ci)) {
+      throw new AssertionError("CI=true but " + CHROMIUM + " or " + CHROMEDRIVER
+          + " is missing: install the Debian packages chromium and chromium-driver (.ci/run does)");
+    }
+    Assumptions.abort("no " + CHROMIUM + " / " + CHROMEDRIVER + ": browser tests skipped (they fail under CI=true)");
   }
 
   /** Loads the console afresh (a blank page first: the same URL with another hash would not reload it). */

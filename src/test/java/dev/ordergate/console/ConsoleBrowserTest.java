@@ -220,6 +220,14 @@ class ConsoleBrowserTest {
     browser.awaitText(test("updated"), "updated");
     assertTrue(text(test("card-double")).startsWith("1"), text(test("card-double")));
     browser.screenshot("overview");
+    // Hidden tab: polling pauses (and says so); visible again: it refreshes at once.
+    browser.script("Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'});"
+        + "document.dispatchEvent(new Event('visibilitychange'));");
+    browser.awaitText(test("updated"), "(paused)");
+    app.createOrder(order("NEW-1", "u9", null, "A", 1, 100));
+    browser.script("Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'visible'});"
+        + "document.dispatchEvent(new Event('visibilitychange'));");
+    browser.awaitText(test("card-pending"), "3");
 
     // Run a sweep from the sweeps screen.
     go("#/sweeps");
