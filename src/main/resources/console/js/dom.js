@@ -112,3 +112,10 @@ export function notice(el, text, ok) {
   el.className = 'notice ' + (ok ? 'ok' : 'error');
   el.textContent = text;
 }
+
+/** An outbox event's logged attempts (each try: when, relay, outcome, error), Stripe-style. */
+export function attemptLog(log) {
+  if (!log || log.length === 0) return h('span', { class: 'hint' }, 'no failed attempt logged');
+  return h('ol', { class: 'attempts', 'data-testid': 'attempt-log' }, log.map(a =>
+    h('li', {}, '#', a.attempt, ' ', time(a.at), ' ', badge(a.outcome), ' ', a.relay || '', a.error ? [' · ', a.error] : null)));
+}

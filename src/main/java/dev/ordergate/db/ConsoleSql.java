@@ -128,6 +128,11 @@ public final class ConsoleSql {
         AND ($3::text IS NULL OR o.order_no < $3)
       ORDER BY o.order_no DESC LIMIT $4""";
 
+  /** The attempts of the events {@code $1} (ids), oldest first (written by the V8_1 trigger). */
+  public static final String EVENT_ATTEMPTS = """
+      SELECT event_id, attempt, relay, outcome, error, at FROM outbox_attempts
+      WHERE event_id = ANY($1::uuid[]) ORDER BY event_id, id""";
+
   // ---- the order record -------------------------------------------------------------------------
 
   public static final String ORDER_COUPON = """

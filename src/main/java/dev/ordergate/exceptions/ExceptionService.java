@@ -7,6 +7,7 @@ import dev.ordergate.db.Rows;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.ExceptionKind;
 import dev.ordergate.domain.Rejection;
+import dev.ordergate.outbox.OutboxService;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -72,8 +73,10 @@ public final class ExceptionService {
                 .put("attempts", e.getInteger("attempts"))
                 .put("lastError", e.getString("last_error"))
                 .put("deliveredAt", Rows.instant(e.getOffsetDateTime("delivered_at")))));
-            return ex.put("refundRequests", out);
+            return out;
           })
+          .compose(out -> OutboxService.withAttempts(pool, out, "eventId"))
+          .map(out -> ex.put("refundRequests", out))
           .compose(v -> pool.preparedQuery(ConsoleSql.EXCEPTION_RECEIPT)
               .execute(Params.of(ex.getString("channel"), ex.getString("txnId"))))
           .map(receipts -> ex.put("receipt", receipts.size() == 0 ? null : Rows.receipt(receipts.iterator().next())));

@@ -20,6 +20,12 @@ import java.util.function.Function;
  * cursor, one row more than asked for; when that row exists the answer (still the JSON array)
  * carries {@code Link: <same path and filters&after=CURSOR&limit=N>; rel="next"} (RFC 8288). The
  * cursor is opaque to clients: the list's name and the last key, base64url.
+ *
+ * <p>Every row that existed when the walk began is visited exactly once, in key order, whatever
+ * arrives meanwhile: a page reads only keys below the previous page's last key, and keys only grow.
+ * A row that commits during the walk with a key below the cursor (a transaction that took its id
+ * earlier and committed later), or that enters a status filter meanwhile, is not visited by that
+ * walk; the next walk from the first page sees it.
  */
 final class Page {
 

@@ -21,7 +21,9 @@ import java.util.Arrays;
  * {@code POST /admin/login} (name + password for a session cookie), {@code POST /admin/logout} and
  * {@code GET /admin/session} (who is signed in, and the CSRF token the console sends back on every
  * change). A failed login answers after {@code admin.login.failureDelayMs}; repeated failures are
- * throttled per name ({@link LoginThrottle}). Every attempt goes to the audit log.
+ * throttled per name ({@link LoginThrottle}); at most {@link #MAX_CHECKS} password hashes are
+ * checked at once (a flood of guesses with made-up names gets 503, not every worker thread).
+ * Every attempt goes to the audit log.
  */
 public final class SessionRoutes {
 
@@ -29,6 +31,10 @@ public final class SessionRoutes {
   private static final PasswordHash DUMMY = PasswordHash.parse(
       PasswordHash.create("not-an-account".toCharArray(), PasswordHash.DEFAULT_ITERATIONS));
 
+  /** Password checks running at once, at most: each costs a worker thread for its whole hash. */
+  static final int MAX_CHECKS = 4;
+
+  private final java.util.concurrent.atomic.AtomicInteger checking = new java.util.concurrent.atomic.AtomicInteger();
   private final AdminAuth auth;
   private final LoginThrottle throttle;
   private final AuditLog audit;
@@ -67,6 +73,11 @@ public final class SessionRoutes {
             .compose(v -> Future.<JsonObject>failedFuture(new Rejection(429, "TOO_MANY_ATTEMPTS",
                 "too many failed sign-ins for this name; retry after " + wait + " s")));
       }
+      if (checking.incrementAndGet() > MAX_CHECKS) {
+        checking.decrementAndGet();
+        ctx.response().putHeader("Retry-After", "1");
+        return Future.<JsonObject>failedFuture(new Rejection(503, "LOGIN_BUSY", "too many sign-ins at once; retry in a second"));
+      }
       return vertx.executeBlocking(() -> {
             char[] chars = password.toCharArray();
             try {
@@ -75,6 +86,7 @@ public final class SessionRoutes {
               Arrays.fill(chars, '\0');
             }
           }, false)
+          .onComplete(ar -> checking.decrementAndGet())
           .compose(ok -> ok ? signIn(ctx, account, previous) : refuse(vertx, name));
     }).onSuccess(answer -> Json.send(ctx, 200, answer)).onFailure(ctx::fail);
   }

@@ -1,5 +1,5 @@
 import { get, post, withQuery } from '../api.js';
-import { h, clear, time, money, table, badge, pre, notice, orderLink } from '../dom.js';
+import { h, clear, time, money, table, badge, pre, notice, orderLink, attemptLog } from '../dom.js';
 import { pager } from '../pager.js';
 
 const STATUSES = ['', 'OPEN', 'MANUAL_REVIEW', 'REFUND_PENDING', 'REFUND_FAILED', 'REFUNDED', 'RESOLVED'];
@@ -77,8 +77,7 @@ export async function renderException(view, id) {
     table([
       { title: 'event (refund id)', cell: r => r.eventId },
       { title: 'status', cell: r => badge(r.status) },
-      { title: 'attempts', cell: r => r.attempts },
-      { title: 'last error', cell: r => r.lastError || '' },
+      { title: 'attempts (request → answer)', cell: r => [String(r.attempts), ' ', attemptLog(r.attemptLog)] },
       { title: 'delivered', cell: r => time(r.deliveredAt) },
       { title: '', cell: r => r.status === 'DEAD' ? h('button', { type: 'button', 'data-testid': 'retry-refund', on: { click: async e => {
         e.target.disabled = true;

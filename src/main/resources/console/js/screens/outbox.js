@@ -1,5 +1,5 @@
 import { post, withQuery } from '../api.js';
-import { h, time, table, badge, pre, notice, orderLink } from '../dom.js';
+import { h, time, table, badge, pre, notice, orderLink, attemptLog } from '../dom.js';
 import { pager } from '../pager.js';
 
 const TABS = ['PENDING', 'DEAD', 'DELIVERED'];
@@ -19,7 +19,7 @@ export function renderOutbox(view, query) {
     { title: 'type', cell: r => r.type },
     { title: 'order', cell: r => orderLink(r.orderNo) },
     { title: 'status', cell: r => badge(r.status) },
-    { title: 'attempts', cell: r => r.attempts },
+    { title: 'attempts', cell: r => h('details', {}, h('summary', {}, String(r.attempts)), attemptLog(r.attemptLog)) },
     { title: 'next attempt', cell: r => r.status === 'PENDING' ? time(r.nextAttemptAt) : '' },
     { title: 'last error', cell: r => r.lastError || '' },
     { title: 'created / delivered', cell: r => [time(r.createdAt), r.deliveredAt ? [' / ', time(r.deliveredAt)] : ''] },

@@ -266,6 +266,18 @@ class ConsoleBrowserTest {
     browser.await(test("retry-refund")).click();
     browser.awaitText(test("exception-status"), "REFUND");
     eventually("the retried refund is confirmed", () -> "REFUNDED".equals(status("exception_orders", "id = $1", dead)));
+    // Each attempt of the refund request is logged: two failures, then the delivery after the retry.
+    assertEquals(List.of("1 RETRY HTTP 500", "2 DEAD HTTP 500", "1 DELIVERED -"), app.rows(
+        "SELECT a.attempt || ' ' || a.outcome || ' ' || coalesce(substr(a.error, 1, 8), '-') FROM outbox_attempts a "
+        + "JOIN outbox_events e ON e.id = a.event_id WHERE e.exception_id = $1 ORDER BY a.id", dead)
+        .stream().map(r -> r.getString(0)).toList());
+    // Events delivered at the first try (here: to the log sink) log nothing.
+    assertEquals(0, app.count("SELECT count(*) FROM outbox_attempts a JOIN outbox_events e ON e.id = a.event_id "
+        + "WHERE e.exception_id IS NULL"));
+    go("#/exceptions/" + dead);
+    browser.awaitText(test("refunds-table"), "DELIVERED");
+    String attempts = text(test("attempt-log"));
+    assertTrue(attempts.contains("#1") && attempts.contains("DEAD") && attempts.contains("HTTP 500 from"), attempts);
     assertEquals(1, audit("RETRY_OUTBOX_EVENT").size());
     assertTrue(audit("RETRY_OUTBOX_EVENT").get(0).startsWith("alice SESSION OK event "));
 
