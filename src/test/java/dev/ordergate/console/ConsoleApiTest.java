@@ -123,6 +123,23 @@ class ConsoleApiTest {
   }
 
   @Test
+  void aFloodOfSignInsChecksOnlyAFewPasswordsAtOnce() {
+    // Made-up names, so no per-name throttle applies: each attempt would cost a full hash.
+    List<io.vertx.core.Future<HttpResponse<Buffer>>> sent = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      sent.add(app.http.post("/admin/login").putHeader("Content-Type", "application/json")
+          .sendBuffer(Buffer.buffer(new JsonObject().put("name", "guess" + i).put("password", "x").encode())));
+    }
+    io.vertx.core.Future.all(sent).await();
+    long busy = sent.stream().filter(f -> f.result().statusCode() == 503).count();
+    long refused = sent.stream().filter(f -> f.result().statusCode() == 401).count();
+    assertEquals(20, busy + refused);
+    assertTrue(busy > 0 && refused >= 4, busy + " busy, " + refused + " refused");
+    assertEquals("1", sent.stream().filter(f -> f.result().statusCode() == 503).findFirst().orElseThrow()
+        .result().getHeader("Retry-After"));
+  }
+
+  @Test
   void loginRefusesFormsAndOtherSites() {
     var form = app.http.post("/admin/login").putHeader("Content-Type", "application/x-www-form-urlencoded")
         .sendBuffer(Buffer.buffer("name=alice&password=x")).await();
