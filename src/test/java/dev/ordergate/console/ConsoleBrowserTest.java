@@ -278,6 +278,7 @@ class ConsoleBrowserTest {
     browser.awaitText(test("refunds-table"), "DELIVERED");
     String attempts = text(test("attempt-log"));
     assertTrue(attempts.contains("#1") && attempts.contains("DEAD") && attempts.contains("HTTP 500 from"), attempts);
+    browser.screenshot("refund-attempts");
     assertEquals(1, audit("RETRY_OUTBOX_EVENT").size());
     assertTrue(audit("RETRY_OUTBOX_EVENT").get(0).startsWith("alice SESSION OK event "));
 
@@ -287,6 +288,8 @@ class ConsoleBrowserTest {
     eventually("the second refund is dead", () -> "REFUND_FAILED".equals(status("exception_orders", "id = $1", dead2)));
     go("#/outbox?status=DEAD");
     browser.awaitText(test("outbox-table"), "HTTP 503");
+    browser.script("document.querySelector(\"[data-testid='outbox-table'] details\").open = true");
+    browser.awaitText(test("attempt-log"), "DEAD");
     browser.screenshot("outbox");
     refundStatus = 200;
     browser.await(test("retry-event")).click();
