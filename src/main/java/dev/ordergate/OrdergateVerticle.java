@@ -20,6 +20,9 @@ import dev.ordergate.http.AdminRoutes;
 import dev.ordergate.http.ConsoleApiRoutes;
 import dev.ordergate.http.ConsoleRoutes;
 import dev.ordergate.http.SessionRoutes;
+import dev.ordergate.http.ApiAuth;
+import dev.ordergate.http.ContentTypeGuard;
+import dev.ordergate.http.RawBody;
 import dev.ordergate.http.ExceptionRoutes;
 import dev.ordergate.http.OutboxRoutes;
 import dev.ordergate.http.CallbackRoutes;
@@ -67,6 +70,7 @@ public final class OrdergateVerticle extends VerticleBase {
 
   private static final Logger log = LoggerFactory.getLogger(OrdergateVerticle.class);
   public static final long BODY_LIMIT_BYTES = 64 * 1024;
+  static final String CALLBACKS_PREFIX = "/api/callbacks/";
 
   private final AppConfig config;
   private final DbUrl dbUrl;
@@ -77,6 +81,9 @@ public final class OrdergateVerticle extends VerticleBase {
   private Pool pool;
   private PaymentGate paymentGate;
   private HttpServer server;
+  private HttpServer managementServer;
+  private CallbackCoalescer coalescer;
+  private long expiryTimer = -1;
   private ReconcileMonitor reconcileMonitor;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
@@ -104,11 +111,19 @@ public final class OrdergateVerticle extends VerticleBase {
           pool = PgBuilder.pool()
               .with(new PoolOptions().setMaxSize(config.dbPoolSize()).setName("ordergate"))
               // Prepared statements are parsed and planned once per connection, not on every execution.
-              .connectingTo(dbUrl.connectOptions().setPipeliningLimit(256)
+              .connectingTo(sessionSettings(dbUrl.connectOptions()).setPipeliningLimit(256)
                   .setCachePreparedStatements(true).setPreparedStatementCacheMaxSize(256))
               .using(vertx)
               .build();
-          return vertx.createHttpServer().requestHandler(router()).listen(config.httpPort(), config.httpHost());
+          Router management = Router.router(vertx);
+          Router main = router(management);
+          return vertx.createHttpServer().requestHandler(management)
+              .listen(config.managementPort(), config.managementHost())
+              .compose(m -> {
+                managementServer = m;
+                log.info("management listener (metrics, health) on {}:{}", config.managementHost(), m.actualPort());
+                return vertx.createHttpServer().requestHandler(main).listen(config.httpPort(), config.httpHost());
+              });
         })
         .compose(s -> config.outbox().enabled()
             ? vertx.deployVerticle(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
@@ -125,7 +140,20 @@ public final class OrdergateVerticle extends VerticleBase {
                 .onSuccess(t -> sweepTuning = t));
   }
 
-  private Router router() {
+  /**
+   * What the gate assumes of every session, set at connection start so that a server or database
+   * default cannot change it: durable commits (an acknowledged payment survives a crash), READ COMMITTED,
+   * and bounded waits, so a row locked by someone else costs a 503 (the gateway retries), not a stall.
+   */
+  private io.vertx.pgclient.PgConnectOptions sessionSettings(io.vertx.pgclient.PgConnectOptions options) {
+    return options
+        .addProperty("synchronous_commit", "on")
+        .addProperty("default_transaction_isolation", "read committed")
+        .addProperty("lock_timeout", Long.toString(config.dbLockTimeoutMs()))
+        .addProperty("statement_timeout", Long.toString(config.dbStatementTimeoutMs()));
+  }
+
+  private Router router(Router management) {
     Metrics metrics = new Metrics(registry);
     outboxMetrics = new OutboxMetrics(registry);
     OutboxWriter outbox = new OutboxWriter(outboxSignal);
@@ -134,8 +162,10 @@ public final class OrdergateVerticle extends VerticleBase {
     CancellationEffects cancellationEffects = new CancellationEffects(outbox);
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics);
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
-    CallbackCoalescer coalescer = new CallbackCoalescer(paymentGate,
-        config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
+    coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
+        config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
+    CallbackCoalescer queue = coalescer;
+    expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
         Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
     OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated);
@@ -143,8 +173,21 @@ public final class OrdergateVerticle extends VerticleBase {
 
     Router root = Router.router(vertx);
     root.route().handler(ConsoleRoutes::securityHeaders);
-    root.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT_BYTES));
-    new HealthRoutes(pool, registry).mount(vertx, root);
+    // No route takes uploads, and only payment notifications take forms (parsed from their raw bytes).
+    root.route().handler(new ContentTypeGuard(CALLBACKS_PREFIX));
+    root.route(CALLBACKS_PREFIX + "*").handler(new RawBody(BODY_LIMIT_BYTES));
+    root.routeWithRegex("^(?!" + CALLBACKS_PREFIX + ").*")
+        .handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT_BYTES));
+    HealthRoutes health = new HealthRoutes(pool, registry, coalescer::oldestRunnableWaitMs,
+        config.callbacks().readyMaxWaitMs());
+    health.mount(vertx, root);
+    health.mount(vertx, management);
+    health.mountMetrics(management);
+    management.route().failureHandler(Failures::handle);
+    ApiAuth apiAuth = new ApiAuth(config.apiKeys());
+    for (String guarded : new String[] {"/api/orders", "/api/orders/*", "/api/inventory/*", "/api/coupons/*"}) {
+      root.route(guarded).handler(apiAuth);
+    }
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         coalescer::submit, metrics).router(vertx));
@@ -176,6 +219,15 @@ public final class OrdergateVerticle extends VerticleBase {
     return server.actualPort();
   }
 
+  /** The management listener's port (metrics, health). */
+  public int managementPort() {
+    return managementServer.actualPort();
+  }
+
+  public CallbackCoalescer coalescer() {
+    return coalescer;
+  }
+
   public PaymentGate paymentGate() {
     return paymentGate;
   }
@@ -199,6 +251,9 @@ public final class OrdergateVerticle extends VerticleBase {
 
   @Override
   public Future<?> stop() {
+    if (expiryTimer >= 0) {
+      vertx.cancelTimer(expiryTimer);
+    }
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
     }

@@ -9,7 +9,8 @@ import java.util.Map;
  * The operator console's settings: accounts ({@code admin.operators.<name>.passwordHash}, made by
  * {@code scripts/hash-password}), session timeouts ({@code admin.session.*}) and the login throttle
  * ({@code admin.login.*}). An account with {@code "devOnly": true} is refused outside dev mode, like
- * a development-only payment channel.
+ * a development-only payment channel, and so is any account whose password is the published
+ * development password {@link #DEV_PASSWORD} (checked once per account at startup).
  */
 public record ConsoleConfig(
     Map<String, OperatorAccount> operators,
@@ -18,6 +19,9 @@ public record ConsoleConfig(
     long failureDelayMs,
     int maxFailures,
     long lockoutMaxSeconds) {
+
+  /** The password of the development account in conf/config.json: public, so refused outside dev mode. */
+  public static final String DEV_PASSWORD = "ordergate-dev-console";
 
   public static ConsoleConfig from(ConfigReader r, boolean devMode) {
     Map<String, OperatorAccount> operators = new LinkedHashMap<>();
@@ -35,11 +39,17 @@ public record ConsoleConfig(
         throw new ConfigException("admin.operators." + name,
             "is a development-only account (devOnly: true) and the service is not in dev mode; remove it");
       }
+      OperatorAccount account;
       try {
-        operators.put(name, OperatorAccount.of(name, stored, devOnly));
+        account = OperatorAccount.of(name, stored, devOnly);
       } catch (IllegalArgumentException e) {
         throw new ConfigException(prefix + "passwordHash", e.getMessage());
       }
+      if (!devMode && account.hash().matches(DEV_PASSWORD.toCharArray())) {
+        throw new ConfigException(prefix + "passwordHash",
+            "is the published development password; it is refused outside dev mode (make one with scripts/hash-password)");
+      }
+      operators.put(name, account);
     }
     long idle = r.integer("admin.session.idleMinutes", 30, 1, 24 * 60) * 60;
     long absolute = r.integer("admin.session.absoluteHours", 8, 1, 7 * 24) * 3600;

@@ -17,11 +17,16 @@ final class Json {
 
   static JsonObject body(RoutingContext ctx) {
     var body = ctx.body();
-    if (body == null || body.buffer() == null || body.length() == 0) {
+    return object(body == null ? null : body.buffer());
+  }
+
+  /** A JSON object from raw bytes (a callback's verified body), or a 400. */
+  static JsonObject object(io.vertx.core.buffer.Buffer raw) {
+    if (raw == null || raw.length() == 0) {
       throw new Rejection(400, "MALFORMED_JSON", "request body must be a JSON object");
     }
     try {
-      Object parsed = io.vertx.core.json.Json.decodeValue(body.buffer());
+      Object parsed = io.vertx.core.json.Json.decodeValue(raw);
       if (parsed instanceof JsonObject obj) {
         return obj;
       }

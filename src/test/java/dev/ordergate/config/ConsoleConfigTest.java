@@ -26,10 +26,20 @@ class ConsoleConfigTest {
     assertTrue(account.hash().matches("ordergate-dev-console".toCharArray()));
     assertFalse(account.hash().matches("ordergate-dev-consolE".toCharArray()));
 
+    // The shipped file with a real database and the other development-only entries replaced.
     JsonObject production = shipped();
     production.getJsonObject("db").put("url", "postgresql://og@db.internal:5432/og");
+    production.getJsonObject("payments").put("channels", new JsonObject());
+    production.put("api", new JsonObject().put("keys", new io.vertx.core.json.JsonArray().add("prod-key-0123456789abcdef")));
+    production.getJsonObject("admin").put("token", "prod-admin-token-0123456789");
     ConfigException e = assertThrows(ConfigException.class, () -> AppConfig.from(production));
     assertTrue(e.getMessage().contains("admin.operators.dev"), e.getMessage());
+
+    // Without the flag, the published password itself is refused.
+    production.getJsonObject("admin").getJsonObject("operators").getJsonObject("dev").remove("devOnly");
+    e = assertThrows(ConfigException.class, () -> AppConfig.from(production));
+    assertTrue(e.getMessage().contains("admin.operators.dev.passwordHash") && e.getMessage().contains("published"),
+        e.getMessage());
 
     production.put("mode", "dev");
     assertEquals(1, AppConfig.from(production).console().operators().size());

@@ -51,8 +51,8 @@ class ConsoleBrowserTest {
       if (req.path().equals("/evil")) {
         // Another origin (same site: 127.0.0.1, another port) whose page posts to the console's API.
         String target = req.getParam("target");
-        req.response().putHeader("Content-Type", "text/html").end("<!doctype html><form method=post action=\""
-            + target + "\"><button id=go type=submit>win a prize</button></form>");
+        req.response().putHeader("Content-Type", "text/html").end("<!doctype html><form method=post enctype=text/plain action=\""
+            + target + "\"><input type=hidden name=x value=y><button id=go type=submit>win a prize</button></form>");
         return;
       }
       req.body().onSuccess(b -> req.response().setStatusCode(refundStatus).end());
