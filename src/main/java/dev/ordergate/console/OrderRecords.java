@@ -15,7 +15,8 @@ import java.util.List;
 
 /**
  * The console's order reads: orders by txn id, and one order's whole record (the order and its
- * items, coupon, transition timeline, payment receipts and exception orders).
+ * items, coupon, transition timeline, payment receipts, verified gateway notifications and
+ * exception orders).
  */
 public final class OrderRecords {
 
@@ -45,6 +46,8 @@ public final class OrderRecords {
             .map(receipts -> order.put("receipts", receipts)))
         .compose(order -> list(ConsoleSql.ORDER_EXCEPTIONS, orderNo, ExceptionService::exception)
             .map(exceptions -> order.put("exceptions", exceptions)))
+        .compose(order -> list(ConsoleSql.ORDER_NOTIFICATIONS, orderNo, Rows::notification)
+            .map(notifications -> order.put("notifications", notifications)))
         .compose(order -> order.getString("couponCode") == null ? Future.succeededFuture(order.putNull("coupon"))
             : list(ConsoleSql.ORDER_COUPON, order.getString("couponCode"), OrderRecords::coupon)
                 .map(c -> order.put("coupon", c.isEmpty() ? null : c.getJsonObject(0))));

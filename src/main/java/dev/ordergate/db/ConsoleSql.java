@@ -147,6 +147,24 @@ public final class ConsoleSql {
       SELECT channel, txn_id, amount_cents, gateway_status, outcome, order_status, received_at
       FROM payment_receipts WHERE channel = $1 AND txn_id = $2""";
 
+  private static final String NOTIFICATION_COLUMNS = """
+      channel, txn_id, order_no, amount_cents, gateway_status, notification_id, payload, deliveries, first_at, last_at""";
+
+  /** The verified deliveries of one (channel, txn id), oldest first: an exception's gateway payloads. */
+  public static final String TXN_NOTIFICATIONS = "SELECT " + NOTIFICATION_COLUMNS
+      + " FROM payment_notifications WHERE channel = $1 AND txn_id = $2 ORDER BY id";
+
+  /**
+   * The verified deliveries of the txns an order's receipts and exceptions name (by their unique
+   * (channel, txn) keys; payment_notifications has no order index, the write path stays as it is).
+   */
+  public static final String ORDER_NOTIFICATIONS = "SELECT " + NOTIFICATION_COLUMNS + """
+
+      FROM payment_notifications
+      WHERE (channel, txn_id) IN (SELECT channel, txn_id FROM payment_receipts WHERE order_no = $1
+                                  UNION SELECT channel, txn_id FROM exception_orders WHERE order_no = $1)
+      ORDER BY id""";
+
   public static final String ORDER_EXCEPTIONS = "SELECT " + ExceptionSql.COLUMNS
       + " FROM exception_orders WHERE order_no = $1 ORDER BY id";
 

@@ -79,7 +79,14 @@ public final class ExceptionService {
           .map(out -> ex.put("refundRequests", out))
           .compose(v -> pool.preparedQuery(ConsoleSql.EXCEPTION_RECEIPT)
               .execute(Params.of(ex.getString("channel"), ex.getString("txnId"))))
-          .map(receipts -> ex.put("receipt", receipts.size() == 0 ? null : Rows.receipt(receipts.iterator().next())));
+          .map(receipts -> ex.put("receipt", receipts.size() == 0 ? null : Rows.receipt(receipts.iterator().next())))
+          .compose(v -> pool.preparedQuery(ConsoleSql.TXN_NOTIFICATIONS)
+              .execute(Params.of(ex.getString("channel"), ex.getString("txnId"))))
+          .map(found -> {
+            JsonArray notifications = new JsonArray();
+            found.forEach(n -> notifications.add(Rows.notification(n)));
+            return ex.put("notifications", notifications);
+          });
     });
   }
 

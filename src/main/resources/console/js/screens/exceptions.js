@@ -98,8 +98,10 @@ function gateway(ex) {
   if (ex.receipt) parts.push(h('p', {}, 'Receipt: ', ex.receipt.gatewayStatus, ' · ', money(ex.receipt.amountCents),
     ' · first answer ', ex.receipt.outcome || '—', ' · received ', time(ex.receipt.receivedAt)));
   for (const n of ex.notifications || []) {
-    parts.push(h('details', { open: true }, h('summary', {}, 'notification ', n.notificationId || '', ' · ', n.gatewayStatus || '', ' · ', time(n.receivedAt)),
-      pre(n.payload, { 'data-testid': 'gateway-payload' })));
+    parts.push(h('details', { open: true }, h('summary', {}, n.gatewayStatus, ' · ', money(n.amountCents), ' · order ', n.orderNo,
+      ' · ', n.deliveries, ' delivery(ies), first ', time(n.firstAt), ', last ', time(n.lastAt),
+      n.notificationId ? ' · notification ' + n.notificationId : ''),
+      n.payload === null || n.payload === undefined ? h('p', { class: 'hint' }, 'no payload kept') : pre(n.payload, { 'data-testid': 'gateway-payload' })));
   }
   return parts.length ? parts : h('p', { class: 'hint' }, 'no stored gateway data for this txn');
 }

@@ -1,5 +1,5 @@
 import { get, post, page, withQuery } from '../api.js';
-import { h, clear, time, money, table, badge, notice, orderLink, timeZoneIsUtc, setUtc } from '../dom.js';
+import { h, clear, time, money, table, badge, pre, notice, orderLink, timeZoneIsUtc, setUtc } from '../dom.js';
 
 const ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -84,6 +84,12 @@ async function show(body, msg, orderNo) {
     table([{ title: 'channel', cell: r => r.channel }, { title: 'txn', cell: r => r.txnId },
       { title: 'amount', cell: r => money(r.amountCents) }, { title: 'gateway status', cell: r => r.gatewayStatus },
       { title: 'outcome', cell: r => r.outcome || '' }, { title: 'received', cell: r => time(r.receivedAt) }], o.receipts || []),
+    h('h3', {}, 'Payment attempts (verified gateway notifications)'),
+    table([{ title: 'channel / txn', cell: r => [r.channel, ' / ', r.txnId] }, { title: 'gateway status', cell: r => badge(r.gatewayStatus) },
+      { title: 'amount', cell: r => money(r.amountCents) }, { title: 'deliveries', cell: r => r.deliveries },
+      { title: 'first / last', cell: r => [time(r.firstAt), ' / ', time(r.lastAt)] },
+      { title: 'payload', cell: r => r.payload ? h('details', {}, h('summary', {}, 'show'), pre(r.payload)) : '' }],
+    o.notifications || [], { 'data-testid': 'notifications-table' }),
     h('h3', {}, 'Exception orders'),
     table([{ title: 'id', cell: r => h('a', { href: '#/exceptions/' + r.id }, '#' + r.id) },
       { title: 'kind', cell: r => badge(r.kind) }, { title: 'txn', cell: r => r.txnId },

@@ -376,7 +376,20 @@ class ConsoleBrowserTest {
         .sendBuffer(io.vertx.core.buffer.Buffer.buffer(new JsonObject().put("name", img).put("password", "x").encode()))
         .await(), 401);
 
+    // And through a verified gateway payload: an extra field of a late payment's notification.
+    app.createOrder(order("XSS-3", "u1", null, "A", 1, 50_000));
+    expect(app.call(HttpMethod.POST, "/api/orders/XSS-3/cancel", null, false), 200);
+    app.callback(payment("T-XSS-3", "XSS-3", 50_000).put("memo", script + img));
+    long fromPayload = app.rows("SELECT id FROM exception_orders WHERE txn_id = 'T-XSS-3'").get(0).getLong(0);
+
     signIn();
+    go("#/exceptions/" + fromPayload);
+    browser.awaitText(test("gateway-payload"), "\"memo\": \"" + script);
+    browser.script("document.querySelector(\"[data-testid='gateway']\").scrollIntoView()");
+    browser.screenshot("xss-payload");
+    assertEquals(0L, browser.script("return document.querySelectorAll('#view img, #view script').length"));
+    go("#/order/XSS-3");
+    browser.awaitText(test("notifications-table"), "T-XSS-3");
     go("#/exceptions/" + id);
     browser.awaitText(test("exception-note"), script + img);
     assertTrue(text(test("history-table")).contains("ops" + img));
