@@ -3,7 +3,7 @@ import { h, clear, time, money, table, badge, pre, notice, orderLink, attemptLog
 import { pager } from '../pager.js';
 
 const STATUSES = ['', 'OPEN', 'MANUAL_REVIEW', 'REFUND_PENDING', 'REFUND_FAILED', 'REFUNDED', 'RESOLVED'];
-const KINDS = ['', 'LATE_AFTER_CANCEL', 'DOUBLE_PAYMENT', 'AMOUNT_MISMATCH', 'UNKNOWN_ORDER'];
+const KINDS = ['', 'LATE_AFTER_CANCEL', 'DOUBLE_PAYMENT', 'AMOUNT_MISMATCH', 'UNKNOWN_ORDER', 'CONFLICTING_DUPLICATE'];
 const RESOLVABLE = new Set(['OPEN', 'MANUAL_REVIEW', 'REFUND_FAILED']);
 
 function select(id, options, value) {

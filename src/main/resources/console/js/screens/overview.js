@@ -54,6 +54,7 @@ export function renderOverview(view) {
       card('double payments today', today.DOUBLE_PAYMENT || 0, { id: 'double', href: '#/exceptions?kind=DOUBLE_PAYMENT' }),
       card('amount mismatches today', today.AMOUNT_MISMATCH || 0, { id: 'mismatch', href: '#/exceptions?kind=AMOUNT_MISMATCH' }),
       card('unknown orders today', today.UNKNOWN_ORDER || 0, { id: 'unknown', href: '#/exceptions?kind=UNKNOWN_ORDER' }),
+      card('conflicting duplicates today', today.CONFLICTING_DUPLICATE || 0, { id: 'conflicting', alert: true, href: '#/exceptions?kind=CONFLICTING_DUPLICATE' }),
       card('awaiting review', s.manualReview, { id: 'review', alert: true, href: '#/exceptions?status=MANUAL_REVIEW' }),
       card('refunds pending', s.refundsPending, { id: 'refunds-pending', href: '#/exceptions?status=REFUND_PENDING' }),
       card('refunds failed', s.refundsFailed, { id: 'refunds-failed', alert: true, href: '#/exceptions?status=REFUND_FAILED' }),

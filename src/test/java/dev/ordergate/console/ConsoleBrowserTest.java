@@ -336,6 +336,21 @@ class ConsoleBrowserTest {
   }
 
   @Test
+  void aReconciliationViolationLinksToItsOrder() {
+    app.createOrder(order("BROKEN-1", "u1", null, "A", 1, 100));
+    // A transition the order's status does not follow: STATUS_IS_LAST_TRANSITION must name the order.
+    app.pool.query("INSERT INTO order_transitions (order_no, from_status, to_status, source, actor) "
+        + "VALUES ('BROKEN-1', 'PENDING_PAYMENT', 'PAID', 'OPERATOR', 'test')").execute().await();
+    signIn();
+    go("#/reconcile");
+    browser.await(test("run-reconcile")).click();
+    browser.awaitText(test("report-summary"), "violation(s)");
+    assertEquals(List.of("alice SESSION VIOLATIONS"), audit("RUN_RECONCILIATION"));
+    browser.await(By.cssSelector("[data-testid='report-table'] [data-testid='order-link']")).click();
+    browser.awaitText(test("order-no"), "BROKEN-1");
+  }
+
+  @Test
   void theQueuePagesThroughEveryRowOnce() {
     app.pool.query("INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents, status) "
         + "SELECT 'P' || g, 'UNKNOWN_ORDER', 'sandbox', 'TP' || g, g, 'MANUAL_REVIEW' FROM generate_series(1, 23) g")
