@@ -27,7 +27,13 @@ async function lookup(body, msg, q) {
   } catch (e) {
     if (e.status !== 404) { notice(msg, e.message, false); return; }
   }
-  const found = await page(withQuery('/admin/orders', { txnId: q, limit: 50 }));
+  let found;
+  try {
+    found = await page(withQuery('/admin/orders', { txnId: q, limit: 50 }));
+  } catch (e) {
+    notice(msg, e.message, false);
+    return;
+  }
   if (found.rows.length === 1) { location.hash = '#/order/' + encodeURIComponent(found.rows[0].orderNo); return; }
   if (found.rows.length === 0) { notice(msg, 'No order with number or txn id ' + q + '.', false); return; }
   body.append(h('p', {}, 'Orders touched by txn ', q, ':'),

@@ -219,7 +219,6 @@ class ConsoleBrowserTest {
     browser.awaitText(test("card-overdue"), "1");
     browser.awaitText(test("updated"), "updated");
     assertTrue(text(test("card-double")).startsWith("1"), text(test("card-double")));
-    browser.screenshot("overview");
     // Hidden tab: polling pauses (and says so); visible again: it refreshes at once.
     browser.script("Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'});"
         + "document.dispatchEvent(new Event('visibilitychange'));");
@@ -333,6 +332,12 @@ class ConsoleBrowserTest {
       assertTrue(log.contains(action), action + " in " + log);
     }
     browser.screenshot("audit");
+
+    // Back on the overview: the sweep run and the reconciliation just made.
+    go("#/overview");
+    browser.awaitText(test("card-sweep"), "cancelled 1");
+    browser.awaitText(test("card-reconcile"), "all invariants hold");
+    browser.screenshot("overview");
   }
 
   @Test
