@@ -117,7 +117,8 @@ public final class CallbackCoalescer {
     synchronized (this) {
       if (queue.size() >= maxQueued) {
         refused.increment();
-        return Future.failedFuture(overloaded("more than " + maxQueued + " callbacks are waiting"));
+        return Future.failedFuture(new Rejection(503, "CALLBACKS_OVERLOADED",
+            "more than " + maxQueued + " callbacks are waiting; retry later"));
       }
       queue.add(p);
       batch = takeBatch(drop);
@@ -154,12 +155,9 @@ public final class CallbackCoalescer {
 
   private static void fail(List<Pending> drop) {
     for (Pending p : drop) {
-      p.promise.tryFail(overloaded("the callback waited too long for a transaction"));
+      p.promise.tryFail(new Rejection(503, "CALLBACK_QUEUE_TIMEOUT",
+          "the callback waited too long for a transaction and was not run; retry later"));
     }
-  }
-
-  private static Rejection overloaded(String why) {
-    return new Rejection(503, "CALLBACKS_OVERLOADED", why + "; retry later");
   }
 
   /**

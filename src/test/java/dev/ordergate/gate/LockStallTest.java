@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class LockStallTest {
 
-  private static final long LOCK_TIMEOUT_MS = 2_000;
+  private static final long LOCK_TIMEOUT_MS = 3_000;
   private static TestApp app;
 
   @BeforeAll
