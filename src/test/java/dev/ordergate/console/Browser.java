@@ -38,16 +38,21 @@ public final class Browser implements AutoCloseable {
   public final WebDriver driver;
   private final ChromeDriverService service;
   private final Path profile;
+  /** Where the browser saves downloads (inside the throw-away profile). */
+  public final Path downloads;
   private final String base;
   private int failures;
 
   private Browser(String base) throws IOException {
     this.base = base;
     this.profile = Files.createTempDirectory("og-chromium-profile");
+    this.downloads = Files.createDirectories(profile.resolve("downloads"));
     this.service = new ChromeDriverService.Builder()
         .usingDriverExecutable(new File(CHROMEDRIVER)).usingAnyFreePort().build();
     ChromeOptions options = new ChromeOptions();
     options.setBinary(CHROMIUM);
+    options.setExperimentalOption("prefs", java.util.Map.of(
+        "download.default_directory", downloads.toString(), "download.prompt_for_download", false));
     options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--disable-dev-shm-usage", "--window-size=1360,900", "--user-data-dir=" + profile);

@@ -308,6 +308,20 @@ class ConsoleBrowserTest {
     String timeline = text(test("timeline"));
     assertTrue(timeline.contains("OPERATOR") && timeline.contains(OPERATOR) && timeline.contains("customer asked on the phone"),
         timeline);
+    // The whole record as a JSON file.
+    browser.driver.findElement(test("download-json")).click();
+    java.nio.file.Path file = browser.downloads.resolve("order-OPEN-1.json");
+    eventually("the JSON download is saved", () -> java.nio.file.Files.exists(file));
+    JsonObject downloaded = browser.until(d -> {
+      try {
+        return new JsonObject(java.nio.file.Files.readString(file));
+      } catch (Exception partial) {
+        return null;
+      }
+    });
+    assertEquals("CANCELLED", downloaded.getString("status"));
+    assertEquals(2, downloaded.getJsonArray("transitions").size());
+    assertEquals(OPERATOR, downloaded.getJsonArray("transitions").getJsonObject(1).getString("actor"));
     browser.driver.findElement(test("timeline-zone")).click();
     browser.awaitText(test("timeline"), "UTC");
     browser.screenshot("order");
