@@ -245,6 +245,12 @@ class ConsoleBrowserTest {
     String queue = text(test("exceptions-table"));
     assertTrue(queue.contains("LATE-1") && queue.contains("DEAD-1") && queue.contains("REFUND_FAILED"), queue);
     browser.screenshot("exceptions");
+    // A filter narrows the queue (and travels in the URL).
+    new org.openqa.selenium.support.ui.Select(browser.driver.findElement(By.id("kind"))).selectByValue("DOUBLE_PAYMENT");
+    browser.driver.findElement(test("apply-filters")).click();
+    browser.until(d -> d.getCurrentUrl().contains("kind=DOUBLE_PAYMENT"));
+    browser.until(d -> !text(test("exceptions-table")).contains("LATE-1"));
+    assertTrue(text(test("exceptions-table")).contains("DOUBLE-1"));
 
     go("#/exceptions/" + late);
     browser.awaitText(test("history-table"), "MANUAL_REVIEW");
