@@ -213,6 +213,9 @@ public final class OutboxSql {
           ORDER BY seq LIMIT $2
           FOR UPDATE SKIP LOCKED)""";
 
+  /** After a large prune (never inside a transaction; concurrent writes go on meanwhile). */
+  public static final String VACUUM = "VACUUM (ANALYZE) outbox_events";
+
   public static final String COUNT_PENDING = "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'";
 
   // ---- admin ----------------------------------------------------------------------------------
