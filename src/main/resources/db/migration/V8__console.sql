@@ -31,6 +31,7 @@ CREATE TABLE audit_log (
     at          timestamptz NOT NULL DEFAULT now(),
     operator    text NOT NULL,
     via         text NOT NULL CHECK (via IN ('SESSION', 'TOKEN', 'LOGIN')),
+    client      text,
     action      text NOT NULL,
     target      text,
     detail      text,

@@ -39,7 +39,7 @@ public final class AuditLog {
   public <T> Future<T> record(Operator who, String action, String target, String detail,
                               Supplier<Future<T>> work, Function<T, String> outcome) {
     return pool.preparedQuery(ConsoleSql.AUDIT_BEGIN)
-        .execute(Params.of(who.name(), who.via().name(), action, target, clip(detail)))
+        .execute(Params.of(who.name(), who.via().name(), action, target, clip(detail), who.client()))
         .compose(rows -> {
           long id = rows.iterator().next().getLong("id");
           Future<T> done;
@@ -68,10 +68,11 @@ public final class AuditLog {
         });
   }
 
-  /** A finished entry (a login attempt). */
-  public Future<Void> entry(String operator, String via, String action, String detail, String result, String message) {
+  /** A finished entry (a login attempt from {@code client}). */
+  public Future<Void> entry(String operator, String via, String action, String detail, String result, String message,
+                            String client) {
     return pool.preparedQuery(ConsoleSql.AUDIT_ENTRY)
-        .execute(Params.of(clip(operator), via, action, null, clip(detail), result, clip(message))).mapEmpty();
+        .execute(Params.of(clip(operator), via, action, null, clip(detail), result, clip(message), client)).mapEmpty();
   }
 
   /** Newest first, ids below {@code cursor}; {@code limit} rows at most. */
@@ -96,6 +97,7 @@ public final class AuditLog {
         .put("detail", r.getString("detail"))
         .put("result", r.getString("result"))
         .put("message", r.getString("message"))
+        .put("client", r.getString("client"))
         .put("finishedAt", Rows.instant(r.getOffsetDateTime("finished_at")));
   }
 

@@ -2,9 +2,10 @@ package dev.ordergate.auth;
 
 /**
  * Who makes an admin request, as established by its credentials (never by its body): an operator's
- * session, or the bearer admin token (automation, whose body may name the operator it acts for).
+ * session, or the bearer admin token (automation, whose body may name the operator it acts for);
+ * {@code client} is the peer address the request came from (a proxy's, behind one).
  */
-public record Operator(String name, Via via) {
+public record Operator(String name, Via via, String client) {
 
   public enum Via { SESSION, TOKEN }
 

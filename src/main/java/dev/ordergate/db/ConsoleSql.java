@@ -59,21 +59,21 @@ public final class ConsoleSql {
 
   // ---- audit log ------------------------------------------------------------------------------
 
-  /** Before the action: {@code $1} operator, {@code $2} via, {@code $3} action, {@code $4} target, {@code $5} detail. */
+  /** Before the action: {@code $1} operator, {@code $2} via, {@code $3} action, {@code $4} target, {@code $5} detail, {@code $6} client. */
   public static final String AUDIT_BEGIN = """
-      INSERT INTO audit_log (operator, via, action, target, detail) VALUES ($1, $2, $3, $4, $5) RETURNING id""";
+      INSERT INTO audit_log (operator, via, action, target, detail, client) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id""";
 
   public static final String AUDIT_FINISH = """
       UPDATE audit_log SET result = $2, message = $3, finished_at = now() WHERE id = $1""";
 
   /** A finished entry in one statement (logins). */
   public static final String AUDIT_ENTRY = """
-      INSERT INTO audit_log (operator, via, action, target, detail, result, message, finished_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, now())""";
+      INSERT INTO audit_log (operator, via, action, target, detail, result, message, client, finished_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())""";
 
   /** {@code $1} operator, {@code $2} action, {@code $3} result, {@code $4}/{@code $5} time range, {@code $6} cursor, {@code $7} limit. */
   public static final String AUDIT_PAGE = """
-      SELECT id, at, operator, via, action, target, detail, result, message, finished_at FROM audit_log
+      SELECT id, at, operator, via, action, target, detail, result, message, client, finished_at FROM audit_log
       WHERE ($1::text IS NULL OR operator = $1) AND ($2::text IS NULL OR action = $2)
         AND ($3::text IS NULL OR result = $3)
         AND ($4::timestamptz IS NULL OR at >= $4) AND ($5::timestamptz IS NULL OR at < $5)

@@ -55,7 +55,7 @@ public final class AdminAuth {
       if (!MessageDigest.isEqual(token, header.getBytes(StandardCharsets.UTF_8))) {
         throw new Rejection(401, "UNAUTHORIZED", "admin endpoints need Authorization: Bearer <admin.token>");
       }
-      ctx.put(Operator.KEY, new Operator("token", Operator.Via.TOKEN));
+      ctx.put(Operator.KEY, new Operator("token", Operator.Via.TOKEN, client(ctx)));
       ctx.next();
       return;
     }
@@ -79,7 +79,7 @@ public final class AdminAuth {
         ctx.fail(new Rejection(403, "CSRF_REJECTED", "a state-changing request needs the session's " + CSRF_HEADER));
         return;
       }
-      ctx.put(Operator.KEY, new Operator(session.operator(), Operator.Via.SESSION));
+      ctx.put(Operator.KEY, new Operator(session.operator(), Operator.Via.SESSION, client(ctx)));
       ctx.put(SESSION_KEY, session);
       ctx.next();
     }).onFailure(ctx::fail);
@@ -108,7 +108,7 @@ public final class AdminAuth {
       return op;
     }
     String named = body == null ? null : Json.string(body, "operator", 64, required);
-    return new Operator(named == null ? "admin" : named, Operator.Via.TOKEN);
+    return new Operator(named == null ? "admin" : named, Operator.Via.TOKEN, op.client());
   }
 
   /** Refuses a request another site made the browser send (Fetch Metadata, else Origin). */
@@ -125,6 +125,12 @@ public final class AdminAuth {
         throw new Rejection(403, "CSRF_REJECTED", "cross-origin request refused (Origin: " + origin + ")");
       }
     }
+  }
+
+  /** The peer's address, for the audit log (not X-Forwarded-For: any client can write that). */
+  static String client(RoutingContext ctx) {
+    var peer = ctx.request().remoteAddress();
+    return peer == null ? null : peer.hostAddress();
   }
 
   static String sessionToken(RoutingContext ctx) {

@@ -69,7 +69,7 @@ public final class SessionRoutes {
     throttle.reserve(name).compose(wait -> {
       if (wait > 0) {
         ctx.response().putHeader("Retry-After", String.valueOf(wait));
-        return audit.entry(name, "LOGIN", "LOGIN", null, "THROTTLED", "retry after " + wait + " s")
+        return audit.entry(name, "LOGIN", "LOGIN", null, "THROTTLED", "retry after " + wait + " s", AdminAuth.client(ctx))
             .compose(v -> Future.<JsonObject>failedFuture(new Rejection(429, "TOO_MANY_ATTEMPTS",
                 "too many failed sign-ins for this name; retry after " + wait + " s")));
       }
@@ -87,7 +87,7 @@ public final class SessionRoutes {
             }
           }, false)
           .onComplete(ar -> checking.decrementAndGet())
-          .compose(ok -> ok ? signIn(ctx, account, previous) : refuse(vertx, name));
+          .compose(ok -> ok ? signIn(ctx, account, previous) : refuse(vertx, name, AdminAuth.client(ctx)));
     }).onSuccess(answer -> Json.send(ctx, 200, answer)).onFailure(ctx::fail);
   }
 
@@ -95,16 +95,16 @@ public final class SessionRoutes {
     return (previous == null ? Future.<Void>succeededFuture() : auth.sessions().end(previous))
         .compose(v -> throttle.succeeded(account.name()))
         .compose(v -> auth.sessions().create(account))
-        .compose(created -> audit.entry(account.name(), "LOGIN", "LOGIN", null, "OK", null).map(v -> {
+        .compose(created -> audit.entry(account.name(), "LOGIN", "LOGIN", null, "OK", null, AdminAuth.client(ctx)).map(v -> {
           AdminAuth.setCookie(ctx, created.token());
           return sessionJson(created.session());
         }));
   }
 
-  private Future<JsonObject> refuse(Vertx vertx, String name) {
+  private Future<JsonObject> refuse(Vertx vertx, String name, String client) {
     Promise<Void> delay = Promise.promise();
     vertx.setTimer(Math.max(1, config.failureDelayMs()), id -> delay.complete());
-    return audit.entry(name, "LOGIN", "LOGIN", null, "INVALID_CREDENTIALS", null)
+    return audit.entry(name, "LOGIN", "LOGIN", null, "INVALID_CREDENTIALS", null, client)
         .compose(v -> delay.future())
         .compose(v -> Future.failedFuture(new Rejection(401, "INVALID_CREDENTIALS", "wrong name or password")));
   }

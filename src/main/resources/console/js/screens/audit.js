@@ -26,7 +26,7 @@ export function renderAudit(view, query) {
   pager(list, withQuery('/admin/audit', params), rows => table([
     { title: 'at', cell: r => time(r.at) },
     { title: 'operator', cell: r => r.operator },
-    { title: 'via', cell: r => r.via },
+    { title: 'via', cell: r => [r.via, r.client ? h('div', { class: 'hint' }, r.client) : null] },
     { title: 'action', cell: r => r.action },
     { title: 'target', cell: r => r.target || '' },
     { title: 'detail', cell: r => r.detail || '' },

@@ -85,6 +85,8 @@ class ConsoleApiTest {
     assertEquals("SESSION", me.getString("via"));
     assertEquals(s.csrf(), me.getString("csrfToken"));
     assertEquals(List.of("alice LOGIN OK", "alice LOGIN OK"), audit("LOGIN"));
+    assertEquals(List.of("127.0.0.1"), app.rows("SELECT DISTINCT client FROM audit_log").stream()
+        .map(r -> r.getString(0)).toList(), "the peer address of every entry");
   }
 
   @Test
