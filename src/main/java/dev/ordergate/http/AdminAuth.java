@@ -34,10 +34,17 @@ public final class AdminAuth {
 
   private final byte[] token;
   private final Sessions sessions;
+  private final AuthThrottle throttle;
 
-  public AdminAuth(String adminToken, Sessions sessions) {
+  public AdminAuth(String adminToken, Sessions sessions, AuthThrottle throttle) {
     this.token = ("Bearer " + adminToken).getBytes(StandardCharsets.UTF_8);
     this.sessions = sessions;
+    this.throttle = throttle;
+  }
+
+  /** Failed authentications per client address (wrong or missing token, wrong password). */
+  public AuthThrottle throttle() {
+    return throttle;
   }
 
   public Sessions sessions() {
@@ -50,17 +57,22 @@ public final class AdminAuth {
       ctx.next();
       return;
     }
+    String clientKey = AuthThrottle.clientKey(client(ctx));
+    refuseIfThrottled(ctx, clientKey);
     String header = ctx.request().getHeader("Authorization");
     if (header != null) {
       if (!MessageDigest.isEqual(token, header.getBytes(StandardCharsets.UTF_8))) {
+        throttle.failure(clientKey);
         throw new Rejection(401, "UNAUTHORIZED", "admin endpoints need Authorization: Bearer <admin.token>");
       }
+      throttle.success(clientKey);
       ctx.put(Operator.KEY, new Operator("token", Operator.Via.TOKEN, client(ctx)));
       ctx.next();
       return;
     }
     String sessionToken = sessionToken(ctx);
     if (sessionToken == null) {
+      throttle.failure(clientKey);
       throw new Rejection(401, "UNAUTHORIZED",
           "admin endpoints need a console session (sign in at /console/) or Authorization: Bearer <admin.token>");
     }
@@ -83,6 +95,19 @@ public final class AdminAuth {
       ctx.put(SESSION_KEY, session);
       ctx.next();
     }).onFailure(ctx::fail);
+  }
+
+  /**
+   * A client that failed too often is refused (429, even with the right credentials) before they are
+   * looked at. An ended session is not counted as a failure: it is what every operator meets.
+   */
+  void refuseIfThrottled(RoutingContext ctx, String clientKey) {
+    long wait = throttle.blockedForSeconds(clientKey);
+    if (wait > 0) {
+      ctx.response().putHeader("Retry-After", Long.toString(wait));
+      throw new Rejection(429, "TOO_MANY_FAILED_LOGINS",
+          "too many failed admin authentications from this client; retry in " + wait + " s");
+    }
   }
 
   /** The caller the authorize step established. */

@@ -21,7 +21,8 @@ import java.util.Arrays;
  * {@code POST /admin/login} (name + password for a session cookie), {@code POST /admin/logout} and
  * {@code GET /admin/session} (who is signed in, and the CSRF token the console sends back on every
  * change). A failed login answers after {@code admin.login.failureDelayMs}; repeated failures are
- * throttled per name ({@link LoginThrottle}); at most {@link #MAX_CHECKS} password hashes are
+ * throttled per name ({@link LoginThrottle}) and, with the bearer token's failures, per client
+ * address ({@link AuthThrottle}: a success does not clear the address's count here); at most {@link #MAX_CHECKS} password hashes are
  * checked at once (a flood of guesses with made-up names gets 503, not every worker thread).
  * Every attempt goes to the audit log.
  */
@@ -57,6 +58,8 @@ public final class SessionRoutes {
 
   private void login(Vertx vertx, RoutingContext ctx) {
     AdminAuth.requireSameSite(ctx.request());
+    String clientKey = AuthThrottle.clientKey(AdminAuth.client(ctx));
+    auth.refuseIfThrottled(ctx, clientKey);
     String type = ctx.request().getHeader("Content-Type");
     if (type == null || !type.startsWith("application/json")) {
       throw new Rejection(415, "UNSUPPORTED_MEDIA_TYPE", "login takes a JSON body (Content-Type: application/json)");
@@ -87,7 +90,13 @@ public final class SessionRoutes {
             }
           }, false)
           .onComplete(ar -> checking.decrementAndGet())
-          .compose(ok -> ok ? signIn(ctx, account, previous) : refuse(vertx, name, AdminAuth.client(ctx)));
+          .compose(ok -> {
+            if (ok) {
+              return signIn(ctx, account, previous);
+            }
+            auth.throttle().failure(clientKey);
+            return refuse(vertx, name, AdminAuth.client(ctx));
+          });
     }).onSuccess(answer -> Json.send(ctx, 200, answer)).onFailure(ctx::fail);
   }
 

@@ -126,19 +126,46 @@ class ConsoleApiTest {
 
   @Test
   void aFloodOfSignInsChecksOnlyAFewPasswordsAtOnce() {
-    // Made-up names, so no per-name throttle applies: each attempt would cost a full hash.
+    // Made-up names, so no per-name throttle applies: each attempt would cost a full hash. From a
+    // client address of its own, so the per-address count does not touch the other tests.
+    var flooder = io.vertx.ext.web.client.WebClient.create(app.vertx, new io.vertx.ext.web.client.WebClientOptions()
+        .setDefaultHost("127.0.0.1").setDefaultPort(app.verticle.port()).setLocalAddress("127.0.0.2"));
     List<io.vertx.core.Future<HttpResponse<Buffer>>> sent = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
-      sent.add(app.http.post("/admin/login").putHeader("Content-Type", "application/json")
+      sent.add(flooder.post("/admin/login").putHeader("Content-Type", "application/json")
           .sendBuffer(Buffer.buffer(new JsonObject().put("name", "guess" + i).put("password", "x").encode())));
     }
     io.vertx.core.Future.all(sent).await();
+    flooder.close();
     long busy = sent.stream().filter(f -> f.result().statusCode() == 503).count();
     long refused = sent.stream().filter(f -> f.result().statusCode() == 401).count();
-    assertEquals(20, busy + refused);
-    assertTrue(busy > 0 && refused >= 4, busy + " busy, " + refused + " refused");
+    long throttled = sent.stream().filter(f -> f.result().statusCode() == 429).count();
+    assertEquals(20, busy + refused + throttled);
+    assertTrue(busy > 0 && refused >= 4, busy + " busy, " + refused + " refused, " + throttled + " throttled");
     assertEquals("1", sent.stream().filter(f -> f.result().statusCode() == 503).findFirst().orElseThrow()
         .result().getHeader("Retry-After"));
+  }
+
+  @Test
+  void tenFailedSignInsFromOneAddressLockItOutWhateverTheNames() {
+    var guesser = io.vertx.ext.web.client.WebClient.create(app.vertx, new io.vertx.ext.web.client.WebClientOptions()
+        .setDefaultHost("127.0.0.1").setDefaultPort(app.verticle.port()).setLocalAddress("127.0.0.3"));
+    try {
+      for (int i = 0; i < dev.ordergate.http.AuthThrottle.MAX_FAILURES; i++) {
+        assertEquals(401, guesser.post("/admin/login").putHeader("Content-Type", "application/json")
+            .sendBuffer(Buffer.buffer(new JsonObject().put("name", "name" + i).put("password", "x").encode()))
+            .await().statusCode());
+      }
+      HttpResponse<Buffer> locked = guesser.post("/admin/login").putHeader("Content-Type", "application/json")
+          .sendBuffer(Buffer.buffer(new JsonObject().put("name", OPERATOR).put("password", PASSWORD).encode())).await();
+      assertEquals(429, locked.statusCode(), locked.bodyAsString());
+      assertEquals("TOO_MANY_FAILED_LOGINS", locked.bodyAsJsonObject().getString("error"));
+      assertEquals(0, app.count("SELECT count(*) FROM operator_sessions"));
+      // Another address signs in as before.
+      expect(login(OPERATOR, PASSWORD, null), 200);
+    } finally {
+      guesser.close();
+    }
   }
 
   @Test
