@@ -61,7 +61,8 @@ public final class SessionRoutes {
     String clientKey = AuthThrottle.clientKey(AdminAuth.client(ctx));
     auth.refuseIfThrottled(ctx, clientKey);
     String type = ctx.request().getHeader("Content-Type");
-    if (type == null || !type.startsWith("application/json")) {
+    // A cross-site form can only send form or text/plain bodies: anything but JSON is refused.
+    if (type != null && !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
       throw new Rejection(415, "UNSUPPORTED_MEDIA_TYPE", "login takes a JSON body (Content-Type: application/json)");
     }
     JsonObject body = Json.body(ctx);
@@ -122,7 +123,7 @@ public final class SessionRoutes {
     Operator op = AdminAuth.caller(ctx);
     String token = AdminAuth.sessionToken(ctx);
     if (op.via() != Operator.Via.SESSION || token == null) {
-      throw Rejection.badRequest("logout ends a console session; this request has none");
+      throw new Rejection(400, "NO_SESSION", "logout ends a console session; this request has none");
     }
     audit.record(op, "LOGOUT", null, null, () -> auth.sessions().end(token), null)
         .onSuccess(v -> {
