@@ -52,7 +52,8 @@ public record AppConfig(
     SweepConfig sweep,
     ReconcileConfig reconcile,
     RemindersConfig reminders,
-    BrokerConfig broker) {
+    BrokerConfig broker,
+    ConsoleConfig console) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
   /** Every secret or key this repository publishes carries this marker; none is accepted outside dev mode. */
@@ -113,7 +114,8 @@ public record AppConfig(
         SweepConfig.from(r),
         ReconcileConfig.from(r),
         RemindersConfig.from(r),
-        BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)));
+        BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)),
+        ConsoleConfig.from(r, dev));
   }
 
   private static String randomHex() {
