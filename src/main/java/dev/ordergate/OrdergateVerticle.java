@@ -42,7 +42,8 @@ import dev.ordergate.outbox.OutboxRelay;
 import dev.ordergate.outbox.OutboxService;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.Channels;
+import dev.ordergate.channel.NotificationLog;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
 import dev.ordergate.sweep.BatchHook;
@@ -178,7 +179,8 @@ public final class OrdergateVerticle extends VerticleBase {
     expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
         Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
-    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated);
+    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated,
+        config.ordersCurrency());
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
@@ -200,8 +202,8 @@ public final class OrdergateVerticle extends VerticleBase {
       root.route(guarded).handler(apiAuth);
     }
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
-    root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
-        coalescer::submit, metrics).router(vertx));
+    root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
+        coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
     // Operator console (issue 11): sessions or the bearer token in front of every admin route, audited changes.
     AdminAuth adminAuth = new AdminAuth(config.adminToken(), new Sessions(pool, config.console()),
         new AuthThrottle(clock, registry));

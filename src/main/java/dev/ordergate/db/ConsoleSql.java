@@ -117,7 +117,7 @@ public final class ConsoleSql {
    * (channel, txn_id) indexes serve it), below the cursor {@code $3} (an order number), newest key first.
    */
   public static final String ORDERS_BY_TXN = """
-      SELECT o.order_no, o.user_id, o.status, o.amount_cents, o.coupon_code, o.created_at, o.expires_at,
+      SELECT o.order_no, o.user_id, o.status, o.amount_cents, o.currency, o.coupon_code, o.created_at, o.expires_at,
              o.paid_at, o.cancelled_at, o.paid_txn_id, o.closed_by,
              (SELECT json_agg(json_build_object('sku', i.sku, 'qty', i.qty, 'unitPriceCents', i.unit_price_cents)
                               ORDER BY i.sku)

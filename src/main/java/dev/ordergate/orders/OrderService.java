@@ -39,9 +39,17 @@ public final class OrderService {
   private final Metrics metrics;
   private final long defaultTimeoutSeconds;
   private final Consumer<JsonObject> onCreated;
+  private final String currency;
 
   /** {@code onCreated} sees each newly created order after commit (the precise sweep re-arms on it). */
   public OrderService(Pool pool, Metrics metrics, long defaultTimeoutSeconds, Consumer<JsonObject> onCreated) {
+    this(pool, metrics, defaultTimeoutSeconds, onCreated, "CNY");
+  }
+
+  /** Orders are created in {@code currency} ({@code orders.currency}, ISO 4217). */
+  public OrderService(Pool pool, Metrics metrics, long defaultTimeoutSeconds, Consumer<JsonObject> onCreated,
+                      String currency) {
+    this.currency = currency;
     this.pool = pool;
     this.metrics = metrics;
     this.defaultTimeoutSeconds = defaultTimeoutSeconds;
@@ -59,7 +67,7 @@ public final class OrderService {
     }
     String hash = req.requestHash();
     return Tx.run(pool, conn -> conn.preparedQuery(Sql.INSERT_ORDER)
-            .execute(Params.of(orderNo, req.userId(), gross, req.couponCode(), hash, timeout))
+            .execute(Params.of(orderNo, req.userId(), gross, req.couponCode(), hash, timeout, currency))
             .compose(inserted -> inserted.rowCount() == 0
                 ? sameRequestOrConflict(conn, orderNo, hash)
                 : takeStock(conn, orderNo, req)
