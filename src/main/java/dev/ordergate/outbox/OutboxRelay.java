@@ -2,6 +2,7 @@ package dev.ordergate.outbox;
 
 import dev.ordergate.config.ChannelConfig;
 import dev.ordergate.config.OutboxConfig;
+import dev.ordergate.config.Secrets;
 import dev.ordergate.db.OutboxSql;
 import dev.ordergate.db.Params;
 import io.vertx.core.Future;
@@ -63,6 +64,7 @@ public final class OutboxRelay extends VerticleBase {
   private static final long LEASE_MARGIN_MS = 500;
   private static final long MIN_DELIVERY_MS = 100;
   private static final int PRUNE_BATCH = 1_000;
+  private static final long VACUUM_AFTER_ROWS = 5_000;
   /** At most this many of one order's events in one claim. */
   private static final int MAX_CHAIN = 8;
 
@@ -457,7 +459,8 @@ public final class OutboxRelay extends VerticleBase {
 
   /** Marks a failed attempt; answers how soon the event is due again (0: now, a dead event unblocks its order). */
   private Future<Long> markFailed(OutboxEvent event, UUID token, Throwable cause) {
-    String error = String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage());
+    // Stored in last_error (GET /admin/outbox) and logged: never a URL's credentials.
+    String error = Secrets.redactUrls(String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage()));
     if (error.length() > ERROR_MAX) {
       error = error.substring(0, ERROR_MAX);
     }
@@ -510,7 +513,17 @@ public final class OutboxRelay extends VerticleBase {
             log.debug("outbox relay {}: pruned {} delivered events older than {} h", instanceId, total,
                 config.retentionHours());
           }
-          pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
+          // Deleted rows give their space back only once vacuumed: after a large prune, vacuum now
+          // rather than at autovacuum's next turn, so the table's size stays flat.
+          Future<?> vacuum = total >= VACUUM_AFTER_ROWS
+              ? pool.query(OutboxSql.VACUUM).execute().onFailure(err -> log.warn("outbox relay {}: vacuum failed: {}",
+                  instanceId, err.toString()))
+              : Future.succeededFuture();
+          vacuum.onComplete(v -> {
+            if (!stopped) {
+              pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
+            }
+          });
         });
   }
 

@@ -15,10 +15,11 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The sweep's meters: {@code ordergate_sweep_runs_total{result}}, {@code ordergate_sweep_cancelled_total},
  * {@code ordergate_sweep_duration_seconds}, {@code ordergate_cancel_lateness_seconds} (histogram of
- * cancelledAt - expiresAt of sweep cancellations) and {@code ordergate_overdue_orders} (pending orders
- * past expiry + grace, measured at the end of each run: what the run left behind). With the broker
- * tier on, the sweep is its fallback, and {@code ordergate_fallback_cancellations_total} counts the
- * orders it had to cancel because no timeout message did (the broker tier's miss rate).
+ * cancelledAt - expiresAt of sweep cancellations), {@code ordergate_overdue_orders} (pending orders
+ * past expiry + grace, measured at the end of each run: what the run left behind) and
+ * {@code ordergate_sweep_last_run_timestamp_seconds} (when the last run finished; 0 before the first).
+ * With the broker tier on, the sweep is its fallback, and {@code ordergate_fallback_cancellations_total}
+ * counts the orders it had to cancel because no timeout message did (the broker tier's miss rate).
  */
 public final class SweepMetrics {
 
@@ -36,6 +37,7 @@ public final class SweepMetrics {
   /** A Timer, not a DistributionSummary: its buckets place sub-second values exactly (nanoseconds). */
   private final Timer lateness;
   private final AtomicLong overdue = new AtomicLong();
+  private final AtomicLong lastRunEpochSeconds = new AtomicLong();
   /** Null unless the sweep is the broker tier's fallback. */
   private final Counter fallback;
 
@@ -62,6 +64,10 @@ public final class SweepMetrics {
     Gauge.builder("ordergate.overdue.orders", overdue, AtomicLong::get)
         .description("Pending orders past expiry + grace, measured at the end of the last sweep run")
         .register(registry);
+    Gauge.builder("ordergate.sweep.last.run.timestamp", lastRunEpochSeconds, AtomicLong::get)
+        .description("Unix time (s) when the last sweep run finished, whatever its result; 0 before the first")
+        .baseUnit("seconds")
+        .register(registry);
   }
 
   private static Counter runs(MeterRegistry registry, String result) {
@@ -72,6 +78,7 @@ public final class SweepMetrics {
   void run(boolean succeeded, long nanos) {
     (succeeded ? ok : failed).increment();
     duration.record(nanos, TimeUnit.NANOSECONDS);
+    lastRunEpochSeconds.set(System.currentTimeMillis() / 1000);
   }
 
   /** After a batch committed. */

@@ -51,7 +51,7 @@ final class DrillCommand {
         --fallback-ms M       broker, self-contained: the fallback sweep's period (default 10000)
 
       Exit status: 0 no anomaly, 1 anomalies (each listed), 2 could not run.
-      """;
+      """ + Args.SECRETS_HELP;
 
   private final PrintStream out;
 
@@ -117,11 +117,11 @@ final class DrillCommand {
     try {
       ServiceClient.Target target;
       if (args.has("url")) {
-        String token = args.string("admin-token", null);
+        String token = args.secret("admin-token");
         String channel = args.string("channel", null);
-        String secret = args.string("secret", null);
+        String secret = args.secret("secret");
         if (token == null || channel == null || secret == null) {
-          throw new Args.UsageException("--url needs --admin-token, --channel and --secret");
+          throw new Args.UsageException("--url needs --channel, the admin token and the channel secret (see Secrets in --help)");
         }
         target = new ServiceClient.Target(args.string("url", null), token, apiKey(args), channel, secret);
       } else {
@@ -132,7 +132,7 @@ final class DrillCommand {
         if (broker) {
           brokerTier(json, args, runId);
         }
-        local = LocalService.start(vertx, json, args.string("db-url", null), out);
+        local = LocalService.start(vertx, json, args.secret("db-url"), out);
         target = local.target(args.string("channel", null));
         if (broker) {
           awaitBroker(local);
@@ -155,13 +155,9 @@ final class DrillCommand {
     }
   }
 
-  /** {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */
+  /** {@code --api-key-file}, {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */
   static String apiKey(Args args) {
-    String key = args.string("api-key", null);
-    if (key != null) {
-      return key;
-    }
-    String env = System.getenv("ORDERGATE_API_KEYS");
-    return env == null || env.isBlank() ? null : env.split(",")[0].trim();
+    String key = args.secret("api-key");
+    return key == null ? null : key.split(",")[0].trim();
   }
 }
