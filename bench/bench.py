@@ -30,6 +30,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 JAR = os.path.join(ROOT, "target", "ordergate.jar")
 ADMIN_TOKEN = "bench-admin-token-0123456789"
 CHANNEL = "sandbox"
+# The sandbox channel of each wire format in conf/config.json (issue 9).
+FORMAT_CHANNELS = {"ordergate": CHANNEL, "wechatpay-v3": "sandbox-wechatpay", "alipay": "sandbox-alipay",
+                   "stripe": "sandbox-stripe"}
 
 # name: (full, quick)
 SIZES = {
@@ -222,6 +225,11 @@ class Bench:
                 wrk_runs[c] = self.wrk(db, f"w{c}", n, c, z["service_seconds"])
         else:
             log("wrk is not installed: the wrk rows are skipped (apt-get install wrk)")
+        formats = {"ordergate": closed[64]}
+        for fmt in ("wechatpay-v3", "alipay", "stripe"):
+            n = int(max(closed[64]["throughputPerSecond"] / 2, 500) * z["service_seconds"] * 1.4)
+            log(f"service closed loop, 64 connections, {n} callbacks in the {fmt} wire format")
+            formats[fmt] = self.replay(db, "f" + fmt.replace("-", ""), n, connections=64, fmt=fmt)
         rss_closed = svc.memory()
         if z["pgbench_rounds"] > 1:
             pgbench_round()
@@ -233,7 +241,8 @@ class Bench:
         rss_all = svc.memory()
         self.stop_service(svc)
         self.results["callbacks"] = {"pgbench": pg, "closed": closed, "open": open_loop, "openRate": half,
-                                     "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm, "wrk": wrk_runs}
+                                     "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm, "wrk": wrk_runs,
+                                     "formats": formats}
         self.drop_db(db)
 
     def pgbench(self, db, script, seconds):
@@ -272,9 +281,12 @@ class Bench:
         log(f"pgbench {script}: {tps:.0f} tps, p50 {res['p50']:.1f} ms, p99 {res['p99']:.1f} ms")
         return res
 
-    def replay(self, db, name, n, connections, rate=0, warmup=None):
+    def replay(self, db, name, n, connections, rate=0, warmup=None, fmt="ordergate"):
         """n fresh pending orders (inserted directly) and one SUCCESS callback each, replayed after
-        `warmup` more (closed loop, outside the figures) that warm the load generator's own JVM."""
+        `warmup` more (closed loop, outside the figures) that warm the load generator's own JVM.
+        `fmt` other than ordergate: each callback in that gateway's wire format, to its sandbox channel
+        (built and signed by the load generator before its clock starts)."""
+        channel = FORMAT_CHANNELS[fmt]
         warmup = self.size["client_warmup"] if warmup is None else warmup
         prefix = f"B{name}-"
         n_measured, n = n, n + warmup
@@ -285,13 +297,21 @@ class Bench:
         path = os.path.join(self.tmp, f"{name}.jsonl")
         with open(path, "w") as f:
             for i in range(1, n + 1):
-                f.write(json.dumps({"offsetMs": 0, "channel": CHANNEL, "body": {
-                    "txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000, "status": "SUCCESS"}},
-                    separators=(",", ":")) + "\n")
+                line = {"offsetMs": 0, "channel": channel, "body": {
+                    "txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000, "status": "SUCCESS"}}
+                if fmt != "ordergate":
+                    line["format"] = fmt
+                f.write(json.dumps(line, separators=(",", ":")) + "\n")
         report = os.path.join(self.tmp, f"{name}.report.json")
-        cmd = ["java", *self.tool_opts, "-jar", self.replay_jar, "replay", "run", "--file", path, "--url", self.cb_svc.base,
-               "--connections", str(connections), "--channel", CHANNEL, "--secret", secret_of_channel(),
-               "--report", report]
+        # Gateway formats: the load generator signs every notification with RSA before its clock starts;
+        # C1-only code makes that minutes long, so those runs keep the JVM's full JIT.
+        opts = self.tool_opts if fmt == "ordergate" else [o for o in self.tool_opts if "TieredStopAtLevel" not in o]
+        cmd = ["java", *opts, "-jar", self.replay_jar, "replay", "run", "--file", path, "--url", self.cb_svc.base,
+               "--connections", str(connections), "--channel", channel, "--report", report]
+        if fmt == "ordergate":
+            cmd += ["--secret", secret_of_channel()]
+        else:
+            cmd += ["--sim-config", os.path.join(ROOT, "conf", "sandbox", "gateway-sim.json")]
         if rate:
             cmd += ["--rate", f"{rate:.1f}"]
         if warmup:
@@ -305,6 +325,9 @@ class Bench:
         with open(report) as f:
             res = json.load(f)
         res["cpu"] = meter.seconds()
+        if res["cpu"].get("client") is not None and res.get("prebuildCpuSeconds"):
+            # The notifications were built before the run: not part of sending them.
+            res["cpu"]["client"] = max(0.0, res["cpu"]["client"] - res["prebuildCpuSeconds"])
         applied = res.get("outcomes", {}).get("APPLIED", 0)
         res["applied"] = applied
         res["ok"] = r.returncode == 0 and applied == n_measured
@@ -316,7 +339,7 @@ class Bench:
 
     def wrk(self, db, name, n, connections, seconds):
         """The same callbacks through wrk (a C client, far cheaper per request than the JVM replay
-        tool): signed here (HMAC-SHA256 over "<t>.<body>", as the gateway does), sent closed loop by
+        tool): signed here (HMAC-SHA256 over "<t>.<channel>.<body>", the ordergate v2 signature), sent closed loop by
         bench/wrk-callbacks.lua for `seconds`."""
         prefix = f"B{name}-"
         self.psql(db, f"""INSERT INTO orders (order_no, user_id, status, amount_cents, request_hash, expires_at)
@@ -330,8 +353,8 @@ class Bench:
             for i in range(1, n + 1):
                 body = json.dumps({"txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000,
                                    "status": "SUCCESS"}, separators=(",", ":"))
-                sig = hmac.new(secret, f"{t}.{body}".encode(), hashlib.sha256).hexdigest()
-                f.write(f"t={t},v1={sig}\t{body}\n")
+                sig = hmac.new(secret, f"{t}.{CHANNEL}.{body}".encode(), hashlib.sha256).hexdigest()
+                f.write(f"t={t},v2={sig}\t{body}\n")
         cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s",
                os.path.join(ROOT, "bench", "wrk-callbacks.lua"), self.cb_svc.base, "--", path, CHANNEL, "2"]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
@@ -686,6 +709,18 @@ class Bench:
         add(f"| service open loop at {cb['openRate']:,.0f}/s, 256 connections | {r['throughputPerSecond']:,.0f} | "
             f"{r['seconds']} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | {r['latencyMs']['p99.9']} | "
             f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | {cpu(r, r['requests'])} |")
+        add("")
+        add("Callbacks/s per wire format, side by side (closed loop, 64 connections, the replay tool; the gateway "
+            "formats are built and signed by the load generator before its clock starts (that CPU is left out of "
+            "its column), so the service's column holds the price of verifying them: HMAC for ordergate and Stripe, SHA256withRSA for Alipay, "
+            "SHA256withRSA + AES-GCM for WeChat Pay):\n")
+        add("| format | callbacks/s | p50 ms | p99 ms | success answers / APPLIED | CPU µs per callback: service / load generator / PostgreSQL |")
+        add("|---|---|---|---|---|---|")
+        for fmt, r in cb.get("formats", {}).items():
+            answered = sum(v for k, v in r.get("status", {}).items() if k in ("200", "204"))
+            add(f"| `{fmt}` | {r['throughputPerSecond']:,.0f} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | "
+                f"{answered:,} / {r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | "
+                f"{cpu(r, r['requests'])} |")
         add("")
         add("CPU: user + system seconds from /proc/<pid>/stat during the run, divided by the callbacks (or "
             "transactions); PostgreSQL counts the scratch database's client backends only (not the WAL writer). "

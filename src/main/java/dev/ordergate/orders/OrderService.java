@@ -40,17 +40,22 @@ public final class OrderService {
   private final Metrics metrics;
   private final long defaultTimeoutSeconds;
   private final Consumer<JsonObject> onCreated;
+  private final String currency;
   /** Non-null when the broker tier is on: creation writes the order's ORDER_TIMEOUT event. */
   private final OutboxWriter timeoutMessages;
 
   /** {@code onCreated} sees each newly created order after commit (the precise sweep re-arms on it). */
   public OrderService(Pool pool, Metrics metrics, long defaultTimeoutSeconds, Consumer<JsonObject> onCreated) {
-    this(pool, metrics, defaultTimeoutSeconds, onCreated, null);
+    this(pool, metrics, defaultTimeoutSeconds, onCreated, "CNY", null);
   }
 
-  /** With {@code timeoutMessages}, each creation also schedules its timeout message through the outbox. */
+  /**
+   * Orders are created in {@code currency} ({@code orders.currency}, ISO 4217); with {@code timeoutMessages},
+   * each creation also schedules its timeout message through the outbox.
+   */
   public OrderService(Pool pool, Metrics metrics, long defaultTimeoutSeconds, Consumer<JsonObject> onCreated,
-                      OutboxWriter timeoutMessages) {
+                      String currency, OutboxWriter timeoutMessages) {
+    this.currency = currency;
     this.pool = pool;
     this.metrics = metrics;
     this.defaultTimeoutSeconds = defaultTimeoutSeconds;
@@ -69,7 +74,7 @@ public final class OrderService {
     }
     String hash = req.requestHash();
     return Tx.run(pool, conn -> conn.preparedQuery(Sql.INSERT_ORDER)
-            .execute(Params.of(orderNo, req.userId(), gross, req.couponCode(), hash, timeout))
+            .execute(Params.of(orderNo, req.userId(), gross, req.couponCode(), hash, timeout, currency))
             .compose(inserted -> inserted.rowCount() == 0
                 ? sameRequestOrConflict(conn, orderNo, hash)
                 : takeStock(conn, orderNo, req)

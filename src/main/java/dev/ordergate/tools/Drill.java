@@ -12,7 +12,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -294,27 +293,23 @@ public final class Drill {
       amount = track.amountCents + 100;
     }
     boolean wrong = amount != track.amountCents;
-    byte[] raw = new JsonObject().put("txnId", a.txnId()).put("orderNo", track.plan.orderNo())
-        .put("amountCents", amount).put("status", "SUCCESS").encode().getBytes(StandardCharsets.UTF_8);
+    var notification = client.payment(a.txnId(), track.plan.orderNo(), amount);
     List<Future<?>> copies = new ArrayList<>();
     for (int c = 0; c < a.copies(); c++) {
       sent.add("callbacks");
-      copies.add(client.callback(raw).transform(ar -> {
+      copies.add(notification.get().transform(ar -> {
         if (ar.failed()) {
           track.errors.add("callback " + a.txnId() + ": " + ar.cause());
           return Future.succeededFuture();
         }
-        HttpResponse<Buffer> resp = ar.result();
-        if (resp.statusCode() != 200) {
-          track.errors.add("callback " + a.txnId() + ": HTTP " + resp.statusCode() + " " + resp.bodyAsString());
-          track.payments.add(new PayAnswer(a.txnId(), wrong, resp.statusCode(), null, false));
+        ServiceClient.PayAnswer answer = ar.result();
+        if (!answer.accepted() || answer.outcome() == null) {
+          track.errors.add("callback " + a.txnId() + ": HTTP " + answer.status() + " " + answer.body());
+          track.payments.add(new PayAnswer(a.txnId(), wrong, answer.status(), null, false));
           return Future.succeededFuture();
         }
-        JsonObject body = resp.bodyAsJsonObject();
-        String outcome = body.getString("outcome");
-        boolean duplicate = body.getBoolean("duplicate", false);
-        callbackOutcomes.add(duplicate ? "duplicate(" + outcome + ")" : outcome);
-        track.payments.add(new PayAnswer(a.txnId(), wrong, 200, outcome, duplicate));
+        callbackOutcomes.add(answer.duplicate() ? "duplicate(" + answer.outcome() + ")" : answer.outcome());
+        track.payments.add(new PayAnswer(a.txnId(), wrong, 200, answer.outcome(), answer.duplicate()));
         return Future.succeededFuture();
       }));
     }
