@@ -6,7 +6,16 @@ import dev.ordergate.db.Migrations;
 import dev.ordergate.gate.CallbackCoalescer;
 import dev.ordergate.gate.CancelGate;
 import dev.ordergate.gate.CancellationEffects;
+import dev.ordergate.gate.GateHook;
 import dev.ordergate.gate.PaymentGate;
+import dev.ordergate.channel.GatewayClient;
+import dev.ordergate.channel.GatewayClients;
+import dev.ordergate.channel.Outbound;
+import dev.ordergate.http.PaymentRoutes;
+import dev.ordergate.payment.CloseBeforeCancel;
+import dev.ordergate.payment.PaymentAttempts;
+import io.vertx.ext.web.client.WebClient;
+import java.util.Map;
 import dev.ordergate.exceptions.ExceptionRecorder;
 import dev.ordergate.exceptions.ExceptionService;
 import dev.ordergate.exceptions.RefundPolicy;
@@ -151,14 +160,19 @@ public final class OrdergateVerticle extends VerticleBase {
     ExceptionRecorder exceptionRecorder = new ExceptionRecorder(
         new RefundPolicy(config.autoRefundMaxCents(), config.channels()), outboxSignal);
     CancellationEffects cancellationEffects = new CancellationEffects(outbox);
-    CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics);
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
+    // Payment attempts and close before cancel (issue 10): outbound calls, never inside a transaction.
+    Map<String, GatewayClient> gatewayClients = GatewayClients.all(config.channels(),
+        new Outbound(WebClient.create(vertx), config.gatewayOps().gatewayTimeoutMs(), registry), clock);
+    CloseBeforeCancel closeBeforeCancel = new CloseBeforeCancel(pool, gatewayClients, paymentGate,
+        config.gatewayOps(), registry);
+    CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics, GateHook.NONE, closeBeforeCancel);
     coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
         config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
     CallbackCoalescer queue = coalescer;
     expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
-        Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
+        Sweeper.defaultInstanceId(), clock, BatchHook.NONE, closeBeforeCancel);
     OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated,
         config.ordersCurrency());
     CatalogService catalog = new CatalogService(pool);
@@ -180,6 +194,8 @@ public final class OrdergateVerticle extends VerticleBase {
       root.route(guarded).handler(apiAuth);
     }
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
+    root.route("/api/*").subRouter(new PaymentRoutes(new PaymentAttempts(pool, config.channels(), gatewayClients))
+        .router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
         coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
     AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate);

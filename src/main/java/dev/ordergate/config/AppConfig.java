@@ -50,7 +50,8 @@ public record AppConfig(
     CallbacksConfig callbacks,
     OutboxConfig outbox,
     SweepConfig sweep,
-    ReconcileConfig reconcile) {
+    ReconcileConfig reconcile,
+    GatewayOpsConfig gatewayOps) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
   /** Every secret or key this repository publishes carries this marker; none is accepted outside dev mode. */
@@ -109,7 +110,8 @@ public record AppConfig(
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
         SweepConfig.from(r),
-        ReconcileConfig.from(r));
+        ReconcileConfig.from(r),
+        GatewayOpsConfig.from(r));
   }
 
   private static String randomHex() {

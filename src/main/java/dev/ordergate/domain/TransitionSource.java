@@ -5,5 +5,7 @@ public enum TransitionSource {
   USER,
   OPERATOR,
   TIMEOUT_SWEEP,
-  PAYMENT_CALLBACK
+  PAYMENT_CALLBACK,
+  /** A payment found by querying the gateway before a cancellation (close before cancel, issue 10). */
+  PAYMENT_QUERY
 }

@@ -32,19 +32,30 @@ public final class CancelGate {
   private final CancellationEffects effects;
   private final Metrics metrics;
   private final GateHook hook;
+  private final CancelGuard guard;
 
   public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics) {
     this(pool, effects, metrics, GateHook.NONE);
   }
 
   public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics, GateHook hook) {
+    this(pool, effects, metrics, hook, CancelGuard.NONE);
+  }
+
+  /** {@code guard} runs first (close before cancel); the gate's transaction follows when it lets it. */
+  public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics, GateHook hook, CancelGuard guard) {
     this.pool = pool;
     this.effects = effects;
     this.metrics = metrics;
     this.hook = hook;
+    this.guard = guard;
   }
 
   public Future<CancelResult> cancel(String orderNo, TransitionSource source, String actor, String reference) {
+    return guard.guard(orderNo, source, () -> through(orderNo, source, actor, reference));
+  }
+
+  private Future<CancelResult> through(String orderNo, TransitionSource source, String actor, String reference) {
     return Tx.run(pool, conn -> attempt(conn, orderNo, source, actor, reference, false))
         .onSuccess(result -> {
           if (result.outcome() == CancelOutcome.CANCELLED) {
