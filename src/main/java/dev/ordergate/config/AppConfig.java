@@ -71,8 +71,8 @@ public record AppConfig(
     boolean generated = token == null;
     if (generated) {
       token = randomHex();
-    } else if (token.length() < 16) {
-      throw new ConfigException("admin.token", "must be at least 16 characters");
+    } else {
+      Secrets.requireStrong(r.raw("ORDERGATE_ADMIN_TOKEN") != null ? "ORDERGATE_ADMIN_TOKEN" : "admin.token", token);
     }
     int poolSize = r.intValue("db.poolSize", 10, 1, 200);
     String currency = r.string("orders.currency", "CNY");

@@ -32,7 +32,7 @@ public final class ConfigReader {
       return fallback;
     }
     if (!(v instanceof String s)) {
-      throw new ConfigException(key, "must be a string, got " + v);
+      throw new ConfigException(key, "must be a string, got " + Secrets.shown(key, v));
     }
     return s.isBlank() ? fallback : s;
   }
@@ -47,10 +47,32 @@ public final class ConfigReader {
     } else if (v instanceof String s && s.matches("-?\\d{1,18}")) {
       value = Long.parseLong(s);
     } else {
-      throw new ConfigException(key, "must be a whole number, got " + v);
+      throw new ConfigException(key, "must be a whole number, got " + Secrets.shown(key, v));
     }
     if (value < min || value > max) {
-      throw new ConfigException(key, "must be between " + min + " and " + max + ", got " + value);
+      throw new ConfigException(key, "must be between " + min + " and " + max + ", got " + Secrets.shown(key, value));
+    }
+    return value;
+  }
+
+  /** A number (fractions allowed) between {@code min} and {@code max}. */
+  public double number(String key, double fallback, double min, double max) {
+    Object v = raw(key);
+    if (v == null) {
+      return fallback;
+    }
+    double value;
+    if (v instanceof Number n) {
+      value = n.doubleValue();
+    } else {
+      try {
+        value = Double.parseDouble(String.valueOf(v));
+      } catch (NumberFormatException e) {
+        throw new ConfigException(key, "must be a number");
+      }
+    }
+    if (!(value >= min && value <= max)) {
+      throw new ConfigException(key, "must be between " + min + " and " + max);
     }
     return value;
   }
@@ -70,7 +92,7 @@ public final class ConfigReader {
     if (v instanceof String s && (s.equals("true") || s.equals("false"))) {
       return Boolean.parseBoolean(s);
     }
-    throw new ConfigException(key, "must be true or false, got " + v);
+    throw new ConfigException(key, "must be true or false, got " + Secrets.shown(key, v));
   }
 
   public JsonObject object(String key) {
@@ -79,7 +101,7 @@ public final class ConfigReader {
       return new JsonObject();
     }
     if (!(v instanceof JsonObject obj)) {
-      throw new ConfigException(key, "must be an object, got " + v);
+      throw new ConfigException(key, "must be an object, got " + Secrets.shown(key, v));
     }
     return obj;
   }
@@ -90,12 +112,12 @@ public final class ConfigReader {
       return List.of();
     }
     if (!(v instanceof JsonArray arr)) {
-      throw new ConfigException(key, "must be a list of strings, got " + v);
+      throw new ConfigException(key, "must be a list of strings, got " + Secrets.shown(key, v));
     }
     List<String> out = new ArrayList<>();
     for (Object item : arr) {
       if (!(item instanceof String s) || s.isEmpty()) {
-        throw new ConfigException(key, "must be a list of non-empty strings, got " + v);
+        throw new ConfigException(key, "must be a list of non-empty strings, got " + Secrets.shown(key, v));
       }
       out.add(s);
     }
@@ -134,7 +156,7 @@ public final class ConfigReader {
   public String url(String key) {
     String s = string(key, null);
     if (s != null && !s.matches("https?://[^\\s]+")) {
-      throw new ConfigException(key, "must be an http(s) URL");
+      throw new ConfigException(key, "must be an http(s) URL, got " + Secrets.redactUrls(s));
     }
     return s;
   }

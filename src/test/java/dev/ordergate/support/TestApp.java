@@ -87,8 +87,9 @@ public final class TestApp implements AutoCloseable {
 
   /** With {@code configPath} set, the service watches that file for live sweep tuning. */
   public static TestApp start(JsonObject config, DbUrl db, String configPath) {
-    Vertx vertx = Vertx.vertx();
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // The production registry and Vert.x meters, so tests see what /metrics shows.
+    PrometheusMeterRegistry registry = dev.ordergate.metrics.Metrics.newRegistry();
+    Vertx vertx = dev.ordergate.metrics.Metrics.vertx(registry);
     OrdergateVerticle verticle = new OrdergateVerticle(AppConfig.from(config), db, registry, Clock.systemUTC(),
         configPath);
     String id = vertx.deployVerticle(verticle).await();
