@@ -238,6 +238,14 @@ class ContractTest extends AppTest {
     call(POST, "/admin/orders/O3/cancel", new JsonObject(), true, 400);
     call(POST, "/admin/orders/NOPE/cancel", new JsonObject().put("operator", "ops"), true, 404);
     call(POST, "/admin/orders/O1/cancel", new JsonObject().put("operator", "ops"), true, 409);
+
+    // Payment attempts (the gateways themselves are played in CloseBeforeCancelTest): the refusals and the listing.
+    call(GET, "/api/orders/O2/payments", null, false, 200);
+    call(GET, "/api/orders/NOPE/payments", null, false, 404);
+    call(POST, "/api/orders/O2/payments", new JsonObject(), false, 400);
+    call(POST, "/api/orders/O2/payments", new JsonObject().put("channel", "no such channel"), false, 400);
+    call(POST, "/api/orders/O2/payments", new JsonObject().put("channel", "nope"), false, 400);
+    call(POST, "/api/orders/O2/payments", new JsonObject().put("channel", TestApp.CHANNEL), false, 400);
     signedCallback("sandbox", payment("T3", "O2", 300).encode(), TestApp.SECRET, 200);
 
     // Exception orders.
@@ -296,7 +304,7 @@ class ContractTest extends AppTest {
   private static final Map<String, String> MOUNTS = Map.of(
       "OrderRoutes", "/api", "CallbackRoutes", "/api", "AdminRoutes", "/admin", "OutboxRoutes", "/admin",
       "ExceptionRoutes", "/admin", "SweepRoutes", "/admin", "ReconcileRoutes", "/admin",
-      "HealthRoutes", "", "ContractRoutes", "");
+      "HealthRoutes", "", "ContractRoutes", "", "PaymentRoutes", "/api");
   private static final java.util.regex.Pattern ROUTE =
       java.util.regex.Pattern.compile("\\b(\\w+)\\.(get|post|put|delete|patch)\\(\"(/[^\"]*)\"\\)");
 

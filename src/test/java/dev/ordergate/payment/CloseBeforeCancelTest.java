@@ -20,7 +20,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.vertx.openapi.contract.OpenAPIContract;
+import io.vertx.openapi.validation.ResponseValidator;
+import io.vertx.openapi.validation.ValidatableResponse;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -45,10 +53,13 @@ class CloseBeforeCancelTest {
 
   private static GatewaySim sim;
   private static TestApp app;
+  private static ResponseValidator contract;
 
   @BeforeAll
-  static void start() {
+  static void start() throws Exception {
     sim = new GatewaySim();
+    contract = ResponseValidator.create(sim.vertx, OpenAPIContract.from(sim.vertx,
+        new JsonObject(Files.readString(Path.of("src/main/resources/openapi.json")))).await());
     app = TestApp.start(sim.serviceConfig(new JsonObject().put("closeDeferMaxSeconds", 2).put("gatewayTimeoutMs", 700)
         .put("gatewayConcurrency", 2)));
   }
@@ -73,7 +84,17 @@ class CloseBeforeCancelTest {
   }
 
   private static HttpResponse<Buffer> open(String orderNo, String channel) {
-    return app.call(HttpMethod.POST, "/api/orders/" + orderNo + "/payments", new JsonObject().put("channel", channel), false);
+    return conforms("openPayment",
+        app.call(HttpMethod.POST, "/api/orders/" + orderNo + "/payments", new JsonObject().put("channel", channel), false));
+  }
+
+  /** The answer as openapi.json documents operation {@code operationId} (vertx-openapi's validator). */
+  private static HttpResponse<Buffer> conforms(String operationId, HttpResponse<Buffer> resp) {
+    Map<String, String> headers = new HashMap<>();
+    resp.headers().forEach(h -> headers.put(h.getKey(), h.getValue()));
+    contract.validate(ValidatableResponse.create(resp.statusCode(), headers, resp.body(), resp.getHeader("Content-Type")),
+        operationId).await();
+    return resp;
   }
 
   private static JsonObject opened(String orderNo, String channel) {
@@ -153,8 +174,8 @@ class CloseBeforeCancelTest {
             g[0] + ": the gateway's own deadline is the order's expiry");
       }
     }
-    JsonObject listed = TestApp.expect(app.call(HttpMethod.GET, "/api/orders/" + no + "/payments", null, false), 200)
-        .bodyAsJsonObject();
+    JsonObject listed = TestApp.expect(conforms("listPayments",
+        app.call(HttpMethod.GET, "/api/orders/" + no + "/payments", null, false)), 200).bodyAsJsonObject();
     JsonArray attempts = listed.getJsonArray("attempts");
     assertEquals(3, attempts.size());
     for (Object o : attempts) {
@@ -297,7 +318,8 @@ class CloseBeforeCancelTest {
     assertEquals("PENDING_PAYMENT", status(down), "required: no cancel while the trade may still be payable");
     assertEquals("PENDING_PAYMENT", status(hung), "a timeout is no answer either");
     assertEquals(2, app.metric("ordergate_cancel_deferred_total", "result", "deferred") - deferredBefore);
-    HttpResponse<Buffer> customer = app.call(HttpMethod.POST, "/api/orders/" + down + "/cancel", new JsonObject(), false);
+    HttpResponse<Buffer> customer = conforms("cancelOrder",
+        app.call(HttpMethod.POST, "/api/orders/" + down + "/cancel", new JsonObject(), false));
     assertEquals(503, customer.statusCode(), customer.bodyAsString());
     assertEquals("GATEWAY_UNAVAILABLE", customer.bodyAsJsonObject().getString("error"));
     assertEquals("PENDING_PAYMENT", status(down));
