@@ -32,6 +32,8 @@ public final class Faults {
   }
 
   private final Map<String, Fault> faults = new ConcurrentHashMap<>();
+  /** Per kind: calls in flight now, the most seen at once, and calls handled (reset by {@link #clear}). */
+  private final Map<String, int[]> load = new ConcurrentHashMap<>();
   private final Map<String, Integer> remaining = new ConcurrentHashMap<>();
 
   public void set(String kind, JsonObject spec) {
@@ -43,6 +45,24 @@ public final class Faults {
   public void clear() {
     faults.clear();
     remaining.clear();
+    load.clear();
+  }
+
+  public synchronized void started(String kind) {
+    int[] l = load.computeIfAbsent(kind, k -> new int[3]);
+    l[0]++;
+    l[1] = Math.max(l[1], l[0]);
+    l[2]++;
+  }
+
+  public synchronized void finished(String kind) {
+    load.computeIfAbsent(kind, k -> new int[3])[0]--;
+  }
+
+  /** {@code {"inFlight","maxInFlight","calls"}} of one kind's API. */
+  public synchronized JsonObject stats(String kind) {
+    int[] l = load.getOrDefault(kind, new int[3]);
+    return new JsonObject().put("kind", kind).put("inFlight", l[0]).put("maxInFlight", l[1]).put("calls", l[2]);
   }
 
   public synchronized Verdict next(String kind, String op) {

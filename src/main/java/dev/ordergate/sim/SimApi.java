@@ -21,6 +21,8 @@ abstract class SimApi {
 
   /** Runs {@code handler} after the injected latency, unless a fault answers (5xx) or hangs instead. */
   protected void guarded(RoutingContext ctx, String op, Runnable handler) {
+    faults.started(kind());
+    ctx.addEndHandler(v -> faults.finished(kind()));
     Faults.apply(vertx, faults.next(kind(), op)).onSuccess(v -> {
       if (v.status() > 0) {
         ctx.response().setStatusCode(v.status()).putHeader("Content-Type", "application/json")

@@ -51,7 +51,8 @@ public final class GatewaySimCommand {
         (Native prepay, query, close), /alipay/gateway.do (precreate, query, close), /stripe/v1/payment_intents;
         POST /sim/trades/KIND/REF/pay {"notify":true,"delayMs":0} (REF: out_trade_no, or the PaymentIntent id),
         POST /sim/trades/alipay/REF/scan, GET /sim/trades/KIND/REF, POST /sim/faults/KIND {"latencyMs","status",
-        "count","hang","ops":["open","query","close"]}, DELETE /sim/faults. --service URL: Stripe's webhook target.
+        "count","hang","ops":["open","query","close"]}, DELETE /sim/faults (also resets GET /sim/stats/KIND:
+        calls and the most in flight at once). --service URL: Stripe's webhook target.
       exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
       """;
 
@@ -276,6 +277,7 @@ public final class GatewaySimCommand {
       apis.faults().set(ctx.pathParam("kind"), ctx.body().asJsonObject());
       json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("fault", ctx.body().asJsonObject()));
     });
+    router.get("/sim/stats/:kind").handler(ctx -> json(ctx, 200, apis.faults().stats(ctx.pathParam("kind"))));
     router.delete("/sim/faults").handler(ctx -> {
       apis.faults().clear();
       json(ctx, 200, new JsonObject().put("cleared", true));

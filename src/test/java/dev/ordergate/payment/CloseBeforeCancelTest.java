@@ -395,4 +395,29 @@ class CloseBeforeCancelTest {
     return app.count("SELECT count(*) FROM exception_orders e JOIN orders o ON o.order_no = e.order_no "
         + "WHERE o.order_no = $1 AND o.status = 'CANCELLED'", orderNo);
   }
+
+  /** The sweep's close pass calls each gateway in parallel, never more than payments.gatewayConcurrency (2) at once. */
+  @Test
+  void theSweepClosesInBoundedParallelPerGateway() {
+    List<String> orders = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      String no = newOrder(100 + i);
+      opened(no, Sandbox.WECHATPAY);
+      opened(no, Sandbox.STRIPE);
+      orders.add(no);
+    }
+    sim.clearFaults();
+    sim.fault("wechatpay-v3", new JsonObject().put("latencyMs", 150));
+    sim.fault("stripe", new JsonObject().put("latencyMs", 150));
+    orders.forEach(CloseBeforeCancelTest::expire);
+    sweep();
+    for (String no : orders) {
+      assertEquals("CANCELLED", status(no));
+    }
+    for (String kind : new String[] {"wechatpay-v3", "stripe"}) {
+      JsonObject stats = sim.stats(kind);
+      assertEquals(12, stats.getInteger("calls"), kind + ": a close and a query per attempt");
+      assertEquals(2, stats.getInteger("maxInFlight"), kind + ": in parallel, bounded by gatewayConcurrency");
+    }
+  }
 }

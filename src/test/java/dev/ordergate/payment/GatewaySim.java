@@ -75,6 +75,10 @@ final class GatewaySim implements AutoCloseable {
     http.postAbs(url() + "/sim/faults/" + kind).sendBuffer(Buffer.buffer(spec.encode())).await();
   }
 
+  JsonObject stats(String kind) {
+    return http.getAbs(url() + "/sim/stats/" + kind).send().await().bodyAsJsonObject();
+  }
+
   void clearFaults() {
     http.deleteAbs(url() + "/sim/faults").send().await();
   }
