@@ -41,7 +41,7 @@ public final class PaymentRoutes {
         .onFailure(err -> {
           if (err instanceof GatewayFailure g) {
             if (!g.answered()) {
-              ctx.response().putHeader("Retry-After", "5");
+              ctx.response().putHeader("Retry-After", "1");
             }
             Json.send(ctx, g.answered() ? 502 : 503, new JsonObject()
                 .put("error", g.answered() ? "GATEWAY_ERROR" : "GATEWAY_UNAVAILABLE")
