@@ -51,6 +51,11 @@ SIZES = {
     "late_spread_seconds": (20, 5),
     "relay_seconds": (20, 3),         # each relay-on run
     "steady_seconds": (60, 8),        # the retention run: outbox size over time
+    # issue 12, trigger tiers (ordergate trigger-bench)
+    "trig_orders": (20000, 1000),
+    "trig_spread_seconds": (20, 3),
+    "trig_fallback_ms": (300000, 5000),
+    "trig_noise_keys": (200000, 5000),
 }
 
 TARGETS = {
@@ -179,6 +184,7 @@ class Bench:
         self.item_sweep()
         self.item_claim()
         self.item_lateness()
+        self.item_triggers()
         self.loads.append(os.getloadavg()[0])
         self.elapsed = time.time() - t0
         return self.report()
@@ -577,6 +583,25 @@ class Bench:
         log(f"lateness: {self.results['late']}")
         self.drop_db(db)
 
+    # ---- 7: trigger tiers (issue 12) -----------------------------------------------------------
+
+    def item_triggers(self):
+        """The three trigger tiers side by side: `ordergate trigger-bench` (needs RabbitMQ and Redis on
+        this machine); its markdown section is appended to the report."""
+        z = self.size
+        md = os.path.join(self.tmp, "triggers.md")
+        log(f"triggers: {z['trig_orders']} orders over {z['trig_spread_seconds']} s, fallback {z['trig_fallback_ms']} ms")
+        r = subprocess.run(["java", "-Xms128m", "-Xmx768m", "-jar", JAR, "trigger-bench", "--db-url", self.url("postgres"),
+                            "--orders", str(z["trig_orders"]), "--spread-seconds", str(z["trig_spread_seconds"]),
+                            "--fallback-ms", str(z["trig_fallback_ms"]), "--noise-keys", str(z["trig_noise_keys"]),
+                            "--markdown", md], cwd=ROOT, capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(md):
+            self.results["triggers"] = f"trigger-bench failed ({r.returncode}): {(r.stderr or r.stdout)[-2000:]}"
+        else:
+            with open(md) as f:
+                self.results["triggers"] = f.read()
+        log("triggers: done")
+
     # ---- the report ----------------------------------------------------------------------------
 
     def report(self):
@@ -718,6 +743,9 @@ class Bench:
         add("\nA Sort appears where the planner's custom plan (the first 5 executions of each session) prefers a "
             "bitmap scan because the due rows are a large share of a small table; the generic plan is an Index Scan "
             "on orders_pending_expiry that stops after LIMIT rows.")
+        if R.get("triggers"):
+            add("")
+            add(R["triggers"])
         details = "\n".join(d)
 
         f = self.facts

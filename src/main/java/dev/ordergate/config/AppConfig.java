@@ -51,6 +51,8 @@ public record AppConfig(
     OutboxConfig outbox,
     SweepConfig sweep,
     ReconcileConfig reconcile,
+    RemindersConfig reminders,
+    BrokerConfig broker,
     GatewayOpsConfig gatewayOps) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
@@ -111,6 +113,8 @@ public record AppConfig(
         OutboxConfig.from(r),
         SweepConfig.from(r),
         ReconcileConfig.from(r),
+        RemindersConfig.from(r),
+        BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)),
         GatewayOpsConfig.from(r));
   }
 

@@ -72,6 +72,22 @@ public final class Sql {
       WHERE order_no = $1 AND status = 'PENDING_PAYMENT'
       RETURNING order_no""";
 
+  /**
+   * The exit to CANCELLED for a timeout trigger, for the orders {@code $1} (text[]): like
+   * {@link #CANCEL_ONE}, and only once an order has expired by the database's clock (an early
+   * trigger changes nothing). The primary key scan takes the row locks in order-number order, so two
+   * such batches cannot deadlock each other.
+   */
+  public static final String CANCEL_EXPIRED = """
+      UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = $2
+      WHERE order_no = ANY($1::text[]) AND status = 'PENDING_PAYMENT' AND expires_at <= now()
+      RETURNING order_no, extract(epoch FROM cancelled_at - expires_at)::float8 AS lateness_seconds""";
+
+  /** A timeout trigger's losers ({@code $1}, text[]): their status, and how long until expiry (0 when expired). */
+  public static final String ORDER_EXPIRIES = """
+      SELECT order_no, status, greatest(0, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint AS due_in_ms
+      FROM orders WHERE order_no = ANY($1::text[])""";
+
   /** Side effects of cancellation, set-based over exactly the orders the gate returned. */
   public static final String LOCK_STOCK_OF_ORDERS = """
       SELECT i.sku FROM inventory i

@@ -6,6 +6,8 @@ public enum TransitionSource {
   OPERATOR,
   TIMEOUT_SWEEP,
   PAYMENT_CALLBACK,
+  /** A delayed timeout message of the broker tier (issue 12). */
+  TIMEOUT_MESSAGE,
   /** A payment found by querying the gateway before a cancellation (close before cancel, issue 10). */
   PAYMENT_QUERY
 }

@@ -38,22 +38,32 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class Drill {
 
+  /**
+   * {@code trigger}: who is expected to cancel expired orders. {@code sweep}: the drill's sweep
+   * loops and the settle phase call the sweep; {@code broker}: the service's broker tier (timeout
+   * messages) with its fallback sweep on its own timer, and the drill calls no sweep at all.
+   */
   public record Options(int orders, long seed, int timeoutSeconds, int connections, int sweepers,
-                        long sweepIntervalMs, int settleSeconds, int skus, long requestTimeoutMs, String runId) {
+                        long sweepIntervalMs, int settleSeconds, int skus, long requestTimeoutMs, String runId,
+                        String trigger) {
 
     public static Options defaults(int orders, long seed) {
       return new Options(orders, seed, 3, 64, 2, 25, 30, 5, 10_000,
-          Long.toString(System.currentTimeMillis(), 36).toUpperCase());
+          Long.toString(System.currentTimeMillis(), 36).toUpperCase(), "sweep");
     }
 
     public Options withTimeoutSeconds(int seconds) {
       return new Options(orders, seed, seconds, connections, sweepers, sweepIntervalMs, settleSeconds, skus,
-          requestTimeoutMs, runId);
+          requestTimeoutMs, runId, trigger);
     }
 
     public Options withSettle(int seconds, long requestTimeout) {
       return new Options(orders, seed, timeoutSeconds, connections, sweepers, sweepIntervalMs, seconds, skus,
-          requestTimeout, runId);
+          requestTimeout, runId, trigger);
+    }
+
+    boolean sweepsInSettle() {
+      return !"broker".equals(trigger);
     }
   }
 
@@ -343,7 +353,7 @@ public final class Drill {
     long deadline = System.nanoTime() + options.settleSeconds() * 1_000_000_000L;
     List<Track> open = new ArrayList<>(tracks.values());
     while (true) {
-      if (sweepAvailable) {
+      if (sweepAvailable && options.sweepsInSettle()) {
         sweepOnce().await();
       }
       readBack(open);
@@ -503,6 +513,9 @@ public final class Drill {
         .put("callbackOutcomes", callbackOutcomes.toJson())
         .put("cancelOutcomes", cancelOutcomes.toJson())
         .put("finalStatus", finalStatus.toJson())
+        .put("trigger", new JsonObject().put("tier", options.trigger())
+            .put("cancelledByMessages", finalStatus.get("CANCELLED by " + TransitionSource.TIMEOUT_MESSAGE))
+            .put("fallbackCaught", finalStatus.get("CANCELLED by " + TransitionSource.TIMEOUT_SWEEP)))
         .put("anomalyCount", anomalies.size())
         .put("anomalies", list)
         .put("reconciliation", reconciliation.toJson())
@@ -526,6 +539,12 @@ public final class Drill {
     sb.append("  callbacks: ").append(callbackOutcomes.line()).append(nl);
     sb.append("  cancels:   ").append(cancelOutcomes.line()).append(nl);
     sb.append("  final:     ").append(finalStatus.line()).append(nl);
+    if ("broker".equals(options.trigger())) {
+      JsonObject t = r.getJsonObject("trigger");
+      sb.append("  trigger:   broker tier: ").append(t.getLong("cancelledByMessages"))
+          .append(" orders cancelled by timeout messages, ").append(t.getLong("fallbackCaught"))
+          .append(" caught by the fallback sweep").append(nl);
+    }
     JsonObject rec = r.getJsonObject("reconciliation");
     sb.append("  reconcile: ").append(rec.getBoolean("ok") ? "all invariants hold"
         : rec.getLong("violations") + " violation(s)").append(nl);

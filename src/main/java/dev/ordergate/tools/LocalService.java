@@ -27,16 +27,18 @@ final class LocalService implements AutoCloseable {
   final AppConfig config;
   final DbUrl db;
   final String url;
+  final OrdergateVerticle verticle;
   private final Vertx vertx;
   private final String deploymentId;
   private final EmbeddedDatabase embedded;
   private final Path embeddedDir;
 
-  private LocalService(AppConfig config, DbUrl db, String url, Vertx vertx, String deploymentId,
-                       EmbeddedDatabase embedded, Path embeddedDir) {
+  private LocalService(AppConfig config, DbUrl db, String url, OrdergateVerticle verticle, Vertx vertx,
+                       String deploymentId, EmbeddedDatabase embedded, Path embeddedDir) {
     this.config = config;
     this.db = db;
     this.url = url;
+    this.verticle = verticle;
     this.vertx = vertx;
     this.deploymentId = deploymentId;
     this.embedded = embedded;
@@ -74,7 +76,7 @@ final class LocalService implements AutoCloseable {
     String id = vertx.deployVerticle(verticle).await();
     String url = "http://127.0.0.1:" + verticle.port();
     out.println("started the service in-process at " + url + " on " + db.jdbcUrl());
-    return new LocalService(config, db, url, vertx, id, embedded, dir);
+    return new LocalService(config, db, url, verticle, vertx, id, embedded, dir);
   }
 
   /**

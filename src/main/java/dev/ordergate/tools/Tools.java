@@ -32,6 +32,7 @@ public final class Tools {
         case "drill" -> new DrillCommand(out).run(args);
         case "replay" -> new ReplayCommand(out).run(args);
         case "gateway-sim" -> new GatewaySimCommand(out).run(args);
+        case "trigger-bench" -> new TriggerBenchCommand(out).run(args);
         default -> throw new Args.UsageException("unknown command " + command);
       };
     } catch (Args.UsageException e) {

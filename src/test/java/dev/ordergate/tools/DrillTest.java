@@ -35,7 +35,7 @@ class DrillTest {
 
   private static Drill.Options options() {
     return new Drill.Options(ORDERS, 42, 2, 32, 2, 25, 15, 5, 15_000,
-        "T" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase());
+        "T" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase(), "sweep");
   }
 
   private static ServiceClient.Target target(TestApp app) {
