@@ -41,6 +41,13 @@ public final class AttemptSql {
       WHERE a.order_no = $1 AND a.state = 'OPEN' AND o.status = 'PENDING_PAYMENT'
       ORDER BY a.id""";
 
+  /** The OPEN attempts of those of the orders {@code $1} (text[]) that are still pending. */
+  public static final String OPEN_OF_PENDING_ORDERS = "SELECT " + COLUMNS.replace("\n", " ").replaceAll("(\\w+)", "a.$1")
+      + """
+       FROM payment_attempts a JOIN orders o ON o.order_no = a.order_no
+      WHERE a.order_no = ANY($1::text[]) AND a.state = 'OPEN' AND o.status = 'PENDING_PAYMENT'
+      ORDER BY a.id""";
+
   /** The close pass: OPEN attempts of due orders (past expiry + {@code $1} s), oldest expiry first, at most {@code $2}. */
   public static final String OPEN_OF_DUE_ORDERS = "SELECT " + COLUMNS.replace("\n", " ").replaceAll("(\\w+)", "a.$1")
       + """

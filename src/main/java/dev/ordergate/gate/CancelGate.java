@@ -79,7 +79,23 @@ public final class CancelGate {
    */
   public Future<Map<String, ExpiryCancel>> cancelExpired(Collection<String> orderNos, TransitionSource source,
                                                          String actor, String reference) {
-    String[] nos = new TreeSet<>(orderNos).toArray(String[]::new);
+    if (orderNos.isEmpty()) {
+      return Future.succeededFuture(Map.of());
+    }
+    // Close before cancel: orders whose payment could not be closed at its gateway wait and come back.
+    return guard.beforeBatch(orderNos).compose(waiting -> {
+      TreeSet<String> due = new TreeSet<>(orderNos);
+      due.removeAll(waiting);
+      return cancelDue(due.toArray(String[]::new), source, actor, reference).map(result -> {
+        Map<String, ExpiryCancel> out = new HashMap<>(result);
+        waiting.forEach(no -> out.put(no, new ExpiryCancel(no, ExpiryCancel.Kind.NOT_DUE, 0, CancelGuard.WAIT_RETRY_MS)));
+        return out;
+      });
+    });
+  }
+
+  private Future<Map<String, ExpiryCancel>> cancelDue(String[] nos, TransitionSource source, String actor,
+                                                      String reference) {
     if (nos.length == 0) {
       return Future.succeededFuture(Map.of());
     }

@@ -4,6 +4,8 @@ import dev.ordergate.domain.CancelResult;
 import dev.ordergate.domain.TransitionSource;
 import io.vertx.core.Future;
 
+import java.util.Collection;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -18,4 +20,16 @@ public interface CancelGuard {
 
   /** {@code cancel} runs the gate's transaction; the guard may fail instead (the order stays as it is). */
   Future<CancelResult> guard(String orderNo, TransitionSource source, Supplier<Future<CancelResult>> cancel);
+
+  /**
+   * Before a batch of expiry cancellations (the broker tier's timeout messages): settles the orders'
+   * open attempts and answers the orders that must wait (their close was deferred); the rest may go
+   * through the gate.
+   */
+  default Future<Set<String>> beforeBatch(Collection<String> orderNos) {
+    return Future.succeededFuture(Set.of());
+  }
+
+  /** How long an order that must wait is held before its expiry cancellation is tried again. */
+  long WAIT_RETRY_MS = 5_000;
 }

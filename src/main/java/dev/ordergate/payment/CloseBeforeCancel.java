@@ -143,13 +143,39 @@ public final class CloseBeforeCancel implements CancelGuard, ClosePass {
         });
   }
 
+  @Override
+  public Future<java.util.Set<String>> beforeBatch(java.util.Collection<String> orderNos) {
+    return pool.preparedQuery(AttemptSql.OPEN_OF_PENDING_ORDERS).execute(Params.array(orderNos.toArray(String[]::new)))
+        .compose(rows -> {
+          List<Attempt> attempts = new ArrayList<>();
+          rows.forEach(r -> attempts.add(Attempt.of(r)));
+          if (attempts.isEmpty()) {
+            return Future.succeededFuture(java.util.Set.<String>of());
+          }
+          return settleEach(attempts, config.gatewayConcurrency()).map(settled -> {
+            java.util.Set<String> waiting = new java.util.TreeSet<>();
+            settled.forEach((a, result) -> {
+              if (result == Settled.DEFERRED) {
+                waiting.add(a.orderNo());
+              }
+            });
+            return waiting;
+          });
+        });
+  }
+
   /** Settles every attempt, at most {@code perChannel} gateway conversations in flight per channel. */
   Future<List<Settled>> settleAll(List<Attempt> attempts, int perChannel) {
+    return settleEach(attempts, perChannel).map(m -> List.copyOf(m.values()));
+  }
+
+  /** Each attempt's outcome, at most {@code perChannel} gateway conversations in flight per channel. */
+  Future<Map<Attempt, Settled>> settleEach(List<Attempt> attempts, int perChannel) {
     Map<String, List<Attempt>> byChannel = new LinkedHashMap<>();
     for (Attempt a : attempts) {
       byChannel.computeIfAbsent(a.channel(), k -> new ArrayList<>()).add(a);
     }
-    List<Settled> results = java.util.Collections.synchronizedList(new ArrayList<>());
+    Map<Attempt, Settled> results = new ConcurrentHashMap<>();
     List<Future<Void>> lanes = new ArrayList<>();
     for (List<Attempt> list : byChannel.values()) {
       java.util.Iterator<Attempt> next = list.iterator();
@@ -157,11 +183,11 @@ public final class CloseBeforeCancel implements CancelGuard, ClosePass {
         lanes.add(lane(next, results));
       }
     }
-    return Future.join(lanes).map(v -> List.copyOf(results));
+    return Future.join(lanes).map(v -> Map.copyOf(results));
   }
 
   /** One worker: takes the next attempt of its channel when the previous one is settled. */
-  private Future<Void> lane(java.util.Iterator<Attempt> next, List<Settled> results) {
+  private Future<Void> lane(java.util.Iterator<Attempt> next, Map<Attempt, Settled> results) {
     Attempt a;
     synchronized (next) {
       if (!next.hasNext()) {
@@ -172,11 +198,11 @@ public final class CloseBeforeCancel implements CancelGuard, ClosePass {
     Promise<Void> done = Promise.promise();
     settle(a, false).onComplete(ar -> {
       if (ar.succeeded()) {
-        results.add(ar.result());
+        results.put(a, ar.result());
       } else {
         log.warn("close before cancel: attempt {} of order {} could not be settled: {}", a.id(), a.orderNo(),
             ar.cause().toString());
-        results.add(Settled.DEFERRED);
+        results.put(a, Settled.DEFERRED);
       }
       lane(next, results).onComplete(done);
     });

@@ -420,4 +420,31 @@ class CloseBeforeCancelTest {
       assertEquals(2, stats.getInteger("maxInFlight"), kind + ": in parallel, bounded by gatewayConcurrency");
     }
   }
+
+  /** The broker tier's batch of expiry cancellations closes first too: paid ones lose, deferred ones wait. */
+  @Test
+  void expiryCancellationsInABatchCloseFirst() {
+    String paid = newOrder(111);
+    String down = newOrder(222);
+    String plain = newOrder(333);
+    JsonObject attempt = opened(paid, Sandbox.STRIPE);
+    opened(down, Sandbox.WECHATPAY);
+    sim.pay(app, "stripe", attempt.getString("gatewayReference"), Sandbox.STRIPE, false);
+    sim.fault("wechatpay-v3", new JsonObject().put("status", 502).put("ops", new JsonArray().add("close").add("query")));
+    List.of(paid, down, plain).forEach(CloseBeforeCancelTest::expire);
+    var config = dev.ordergate.config.AppConfig.from(sim.serviceConfig(new JsonObject()));
+    CloseBeforeCancel guard = new CloseBeforeCancel(app.pool, dev.ordergate.channel.GatewayClients.all(config.channels(),
+        new dev.ordergate.channel.Outbound(io.vertx.ext.web.client.WebClient.create(app.vertx), 2_000, app.registry),
+        java.time.Clock.systemUTC()), app.verticle.paymentGate(), config.gatewayOps(), app.registry);
+    CancelGate gate = new CancelGate(app.pool, new CancellationEffects(new OutboxWriter(app.verticle.outboxSignal())),
+        new Metrics(app.registry), dev.ordergate.gate.GateHook.NONE, guard);
+    var result = gate.cancelExpired(List.of(paid, down, plain), TransitionSource.TIMEOUT_MESSAGE, "broker", null).await();
+    assertEquals(dev.ordergate.domain.ExpiryCancel.Kind.CLOSED, result.get(paid).kind(), "paid at the gateway: the query applied it");
+    assertEquals("PAID", status(paid));
+    assertEquals("PAYMENT_QUERY", exitSource(paid));
+    assertEquals(dev.ordergate.domain.ExpiryCancel.Kind.NOT_DUE, result.get(down).kind(), "its close is deferred: it waits");
+    assertEquals("PENDING_PAYMENT", status(down));
+    assertEquals(dev.ordergate.domain.ExpiryCancel.Kind.CANCELLED, result.get(plain).kind());
+    assertEquals("TIMEOUT_MESSAGE", exitSource(plain));
+  }
 }
