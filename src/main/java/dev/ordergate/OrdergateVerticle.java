@@ -181,7 +181,9 @@ public final class OrdergateVerticle extends VerticleBase {
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
     // Payment attempts and close before cancel (issue 10): outbound calls, never inside a transaction.
     Map<String, GatewayClient> gatewayClients = GatewayClients.all(config.channels(),
-        new Outbound(WebClient.create(vertx), config.gatewayOps().gatewayTimeoutMs(), registry), clock);
+        new Outbound(WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setFollowRedirects(false),
+            new io.vertx.core.http.PoolOptions().setHttp1MaxSize(Math.max(16, 2 * config.gatewayOps().gatewayConcurrency()))),
+            config.gatewayOps().gatewayTimeoutMs(), registry), clock);
     CloseBeforeCancel closeBeforeCancel = new CloseBeforeCancel(pool, gatewayClients, paymentGate,
         config.gatewayOps(), registry);
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics, GateHook.NONE, closeBeforeCancel);
