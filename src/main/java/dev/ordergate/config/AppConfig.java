@@ -214,10 +214,7 @@ public record AppConfig(
         throw new ConfigException(prefix + "currency", "must be an ISO 4217 code such as CNY, got " + currency);
       }
       claimSecrets(secretOwners, prefix, settings);
-      String refundUrl = r.string(prefix + "refundUrl", null);
-      if (refundUrl != null && !refundUrl.matches("https?://.+")) {
-        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + Secrets.redactUrls(refundUrl));
-      }
+      String refundUrl = r.url(prefix + "refundUrl");
       out.put(name, new ChannelConfig(name, kind, devOnly, currency,
           r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl, settings));
     }
