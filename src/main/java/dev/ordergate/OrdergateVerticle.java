@@ -7,7 +7,16 @@ import dev.ordergate.db.Migrations;
 import dev.ordergate.gate.CallbackCoalescer;
 import dev.ordergate.gate.CancelGate;
 import dev.ordergate.gate.CancellationEffects;
+import dev.ordergate.gate.GateHook;
 import dev.ordergate.gate.PaymentGate;
+import dev.ordergate.channel.GatewayClient;
+import dev.ordergate.channel.GatewayClients;
+import dev.ordergate.channel.Outbound;
+import dev.ordergate.http.PaymentRoutes;
+import dev.ordergate.payment.CloseBeforeCancel;
+import dev.ordergate.payment.PaymentAttempts;
+import io.vertx.ext.web.client.WebClient;
+import java.util.Map;
 import dev.ordergate.exceptions.ExceptionRecorder;
 import dev.ordergate.exceptions.ExceptionService;
 import dev.ordergate.exceptions.RefundPolicy;
@@ -179,14 +188,21 @@ public final class OrdergateVerticle extends VerticleBase {
     ExceptionRecorder exceptionRecorder = new ExceptionRecorder(
         new RefundPolicy(config.autoRefundMaxCents(), config.channels()), outboxSignal);
     CancellationEffects cancellationEffects = new CancellationEffects(outbox);
-    CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics);
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
+    // Payment attempts and close before cancel (issue 10): outbound calls, never inside a transaction.
+    Map<String, GatewayClient> gatewayClients = GatewayClients.all(config.channels(),
+        new Outbound(WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setFollowRedirects(false),
+            new io.vertx.core.http.PoolOptions().setHttp1MaxSize(Math.max(16, 2 * config.gatewayOps().gatewayConcurrency()))),
+            config.gatewayOps().gatewayTimeoutMs(), registry), clock);
+    CloseBeforeCancel closeBeforeCancel = new CloseBeforeCancel(pool, gatewayClients, paymentGate,
+        config.gatewayOps(), registry);
+    CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics, GateHook.NONE, closeBeforeCancel);
     coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
         config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
     CallbackCoalescer queue = coalescer;
     expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics, config.broker().enabled()),
-        config.sweep(), Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
+        config.sweep(), Sweeper.defaultInstanceId(), clock, BatchHook.NONE, closeBeforeCancel);
     broker = config.broker().enabled()
         ? new BrokerTier(vertx, config.broker(), cancelGate, registry, sweeper.instanceId()) : null;
     reminders = config.reminders().enabled()
@@ -218,6 +234,8 @@ public final class OrdergateVerticle extends VerticleBase {
       root.route(guarded).handler(apiAuth);
     }
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
+    root.route("/api/*").subRouter(new PaymentRoutes(new PaymentAttempts(pool, config.channels(), gatewayClients))
+        .router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
         coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
     // Operator console (issue 11): sessions or the bearer token in front of every admin route, audited changes.

@@ -53,7 +53,8 @@ public record AppConfig(
     ReconcileConfig reconcile,
     RemindersConfig reminders,
     BrokerConfig broker,
-    ConsoleConfig console) {
+    ConsoleConfig console,
+    GatewayOpsConfig gatewayOps) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
   /** Every secret or key this repository publishes carries this marker; none is accepted outside dev mode. */
@@ -115,7 +116,8 @@ public record AppConfig(
         ReconcileConfig.from(r),
         RemindersConfig.from(r),
         BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)),
-        ConsoleConfig.from(r, dev));
+        ConsoleConfig.from(r, dev),
+        GatewayOpsConfig.from(r));
   }
 
   private static String randomHex() {

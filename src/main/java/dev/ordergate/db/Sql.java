@@ -149,10 +149,17 @@ public final class Sql {
    * becomes USED, the transition is logged, ORDER_PAID and NOTIFY_SMS ({@code $5} the template)
    * go to the outbox, the receipt records APPLIED. One round trip per batch.
    */
-  public static final String PAY_ORDERS = """
+  public static final String PAY_ORDERS = payOrders("PAYMENT_CALLBACK");
+
+  /** The same gate for a payment found by querying the gateway (close before cancel, issue 10). */
+  public static final String PAY_ORDERS_BY_QUERY = payOrders("PAYMENT_QUERY");
+
+  /** {@code source} is written as a literal (closed_by and the transition's source). */
+  private static String payOrders(String source) {
+    return """
       WITH paid AS (
           UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
-                              closed_by = 'PAYMENT_CALLBACK'
+                              closed_by = '{source}'
           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::text[]) AS x(order_no, channel, txn_id, amount, currency)
           WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
             AND (x.currency IS NULL OR o.currency = x.currency)
@@ -162,7 +169,7 @@ public final class Sql {
           FROM paid WHERE c.order_no = paid.order_no AND c.status = 'LOCKED'),
       logged AS (
           INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
-          SELECT order_no, 'PENDING_PAYMENT', 'PAID', 'PAYMENT_CALLBACK', paid_channel, paid_txn_id FROM paid),
+          SELECT order_no, 'PENDING_PAYMENT', 'PAID', '{source}', paid_channel, paid_txn_id FROM paid),
       events AS (
           INSERT INTO outbox_events (type, order_no, payload)
           SELECT e.type, p.order_no, e.payload
@@ -182,7 +189,8 @@ public final class Sql {
       receipts AS (
           UPDATE payment_receipts r SET outcome = 'APPLIED', order_status = 'PAID'
           FROM paid WHERE r.channel = paid.paid_channel AND r.txn_id = paid.paid_txn_id)
-      SELECT order_no FROM paid""";
+      SELECT order_no FROM paid""".replace("{source}", source);
+  }
 
   public static final String ORDER_STATES = """
       SELECT order_no, status, amount_cents, currency FROM orders WHERE order_no = ANY($1::text[])""";

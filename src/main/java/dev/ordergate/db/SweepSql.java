@@ -12,11 +12,13 @@ public final class SweepSql {
   /**
    * The claim: due orders, oldest expiry first, locked for this batch's transaction. A row that
    * another transaction holds (a payment in flight, another sweeper) is skipped, not waited for.
+   * An order with an OPEN payment attempt waits for the close pass (close before cancel, issue 10).
    * {@code $1} grace seconds, {@code $2} batch size.
    */
   public static final String CLAIM_DUE = """
       SELECT order_no FROM orders
       WHERE status = 'PENDING_PAYMENT' AND expires_at <= now() - make_interval(secs => $1)
+        AND NOT EXISTS (SELECT 1 FROM payment_attempts a WHERE a.order_no = orders.order_no AND a.state = 'OPEN')
       ORDER BY expires_at
       LIMIT $2
       FOR UPDATE SKIP LOCKED""";

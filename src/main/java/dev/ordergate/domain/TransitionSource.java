@@ -7,5 +7,7 @@ public enum TransitionSource {
   TIMEOUT_SWEEP,
   PAYMENT_CALLBACK,
   /** A delayed timeout message of the broker tier (issue 12). */
-  TIMEOUT_MESSAGE
+  TIMEOUT_MESSAGE,
+  /** A payment found by querying the gateway before a cancellation (close before cancel, issue 10). */
+  PAYMENT_QUERY
 }

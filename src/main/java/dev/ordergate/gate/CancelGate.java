@@ -38,19 +38,30 @@ public final class CancelGate {
   private final CancellationEffects effects;
   private final Metrics metrics;
   private final GateHook hook;
+  private final CancelGuard guard;
 
   public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics) {
     this(pool, effects, metrics, GateHook.NONE);
   }
 
   public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics, GateHook hook) {
+    this(pool, effects, metrics, hook, CancelGuard.NONE);
+  }
+
+  /** {@code guard} runs first (close before cancel); the gate's transaction follows when it lets it. */
+  public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics, GateHook hook, CancelGuard guard) {
     this.pool = pool;
     this.effects = effects;
     this.metrics = metrics;
     this.hook = hook;
+    this.guard = guard;
   }
 
   public Future<CancelResult> cancel(String orderNo, TransitionSource source, String actor, String reference) {
+    return guard.guard(orderNo, source, () -> through(orderNo, source, actor, reference));
+  }
+
+  private Future<CancelResult> through(String orderNo, TransitionSource source, String actor, String reference) {
     return Tx.run(pool, conn -> attempt(conn, orderNo, source, actor, reference, false))
         .onSuccess(result -> {
           if (result.outcome() == CancelOutcome.CANCELLED) {
@@ -69,7 +80,23 @@ public final class CancelGate {
    */
   public Future<Map<String, ExpiryCancel>> cancelExpired(Collection<String> orderNos, TransitionSource source,
                                                          String actor, String reference) {
-    String[] nos = new TreeSet<>(orderNos).toArray(String[]::new);
+    if (orderNos.isEmpty()) {
+      return Future.succeededFuture(Map.of());
+    }
+    // Close before cancel: orders whose payment could not be closed at its gateway wait and come back.
+    return guard.beforeBatch(orderNos).compose(waiting -> {
+      TreeSet<String> due = new TreeSet<>(orderNos);
+      due.removeAll(waiting);
+      return cancelDue(due.toArray(String[]::new), source, actor, reference).map(result -> {
+        Map<String, ExpiryCancel> out = new HashMap<>(result);
+        waiting.forEach(no -> out.put(no, new ExpiryCancel(no, ExpiryCancel.Kind.NOT_DUE, 0, CancelGuard.WAIT_RETRY_MS)));
+        return out;
+      });
+    });
+  }
+
+  private Future<Map<String, ExpiryCancel>> cancelDue(String[] nos, TransitionSource source, String actor,
+                                                      String reference) {
     if (nos.length == 0) {
       return Future.succeededFuture(Map.of());
     }

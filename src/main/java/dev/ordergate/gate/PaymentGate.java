@@ -79,11 +79,22 @@ public final class PaymentGate {
 
   /** Answers for {@code batch}, in its order, after its one transaction committed. */
   public Future<List<CallbackResult>> apply(List<PaymentCallback> batch) {
-    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook).execute())
-        .onSuccess(results -> record(batch, results));
+    return apply(batch, TransitionSource.PAYMENT_CALLBACK);
   }
 
-  private void record(List<PaymentCallback> batch, List<CallbackResult> results) {
+  /**
+   * The same gate for payments learnt another way than by their notification: {@link
+   * TransitionSource#PAYMENT_QUERY} (the gateway answered "paid" to close-before-cancel's query). Same
+   * idempotency key (channel, txn id), so whichever of the query and the notification comes second is
+   * the duplicate.
+   */
+  public Future<List<CallbackResult>> apply(List<PaymentCallback> batch, TransitionSource source) {
+    String sql = source == TransitionSource.PAYMENT_QUERY ? Sql.PAY_ORDERS_BY_QUERY : Sql.PAY_ORDERS;
+    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook, sql).execute())
+        .onSuccess(results -> record(batch, results, source));
+  }
+
+  private void record(List<PaymentCallback> batch, List<CallbackResult> results, TransitionSource source) {
     for (int i = 0; i < batch.size(); i++) {
       PaymentCallback cb = batch.get(i);
       CallbackResult r = results.get(i);
@@ -98,8 +109,8 @@ public final class PaymentGate {
         continue;
       }
       if (r.outcome() == CallbackOutcome.APPLIED) {
-        metrics.transitions(TransitionSource.PAYMENT_CALLBACK, OrderStatus.PAID, 1);
-        log.debug("order {} PENDING_PAYMENT -> PAID by {} txn {}", cb.orderNo(), cb.channel(), cb.txnId());
+        metrics.transitions(source, OrderStatus.PAID, 1);
+        log.debug("order {} PENDING_PAYMENT -> PAID by {} txn {} ({})", cb.orderNo(), cb.channel(), cb.txnId(), source);
       } else if (r.outcome().opensException()) {
         log.warn("payment not applied: {} order {} channel {} txn {} amount {} (order status {})",
             r.outcome(), cb.orderNo(), cb.channel(), cb.txnId(), cb.amountCents(), r.orderStatus());
@@ -131,6 +142,7 @@ public final class PaymentGate {
     private final OutboxWriter outbox;
     private final ExceptionRecorder exceptionRecorder;
     private final GateHook hook;
+    private final String payOrders;
     /** First SUCCESS of each key; later ones in the batch are duplicates of it. */
     private final Map<Key, PaymentCallback> primaries = new LinkedHashMap<>();
     /** Non-final notifications: recorded and answered IGNORED. */
@@ -143,8 +155,9 @@ public final class PaymentGate {
     private final List<ExceptionKind> exceptionKinds = new ArrayList<>();
 
     Run(SqlConnection conn, List<PaymentCallback> batch, OutboxWriter outbox, ExceptionRecorder exceptionRecorder,
-        GateHook hook) {
+        GateHook hook, String payOrders) {
       this.conn = conn;
+      this.payOrders = payOrders;
       this.batch = batch;
       this.outbox = outbox;
       this.exceptionRecorder = exceptionRecorder;
@@ -256,7 +269,7 @@ public final class PaymentGate {
       if (candidates.isEmpty()) {
         return Future.succeededFuture(List.of());
       }
-      return conn.preparedQuery(Sql.PAY_ORDERS).execute(Params.of(
+      return conn.preparedQuery(payOrders).execute(Params.of(
               strings(candidates, PaymentCallback::orderNo), strings(candidates, PaymentCallback::channel),
               strings(candidates, PaymentCallback::txnId), amounts(candidates), OutboxWriter.SMS_ORDER_PAID,
               strings(candidates, PaymentCallback::currency)))

@@ -94,4 +94,11 @@ public final class AlipayGateway implements Gateway {
     return List.of(Duration.ofMinutes(4), Duration.ofMinutes(10), Duration.ofMinutes(10), Duration.ofHours(1),
         Duration.ofHours(2), Duration.ofHours(6), Duration.ofHours(15));
   }
+
+  /** An open-API answer: {@code {"<key>":<node>,"sign":...}}, signed over the node's exact text (issue 10). */
+  public String answer(String key, io.vertx.core.json.JsonObject node) {
+    String text = node.encode();
+    return "{\"" + key + "\":" + text + ",\"sign\":\""
+        + dev.ordergate.channel.alipay.AlipayProtocol.sign(text, alipayKey) + "\"}";
+  }
 }

@@ -56,6 +56,7 @@ public final class Sweeper {
   private final String instanceId;
   private final Clock clock;
   private final BatchHook hook;
+  private final ClosePass closePass;
 
   private volatile SweepConfig config;
   /** The last queued run (failures swallowed): the next run starts when it completes. */
@@ -84,6 +85,13 @@ public final class Sweeper {
 
   public Sweeper(Vertx vertx, Pool pool, CancellationEffects effects, SweepMetrics metrics, SweepConfig config,
                  String instanceId, Clock clock, BatchHook hook) {
+    this(vertx, pool, effects, metrics, config, instanceId, clock, hook, ClosePass.NONE);
+  }
+
+  /** {@code closePass} runs first in every run (close before cancel, issue 10). */
+  public Sweeper(Vertx vertx, Pool pool, CancellationEffects effects, SweepMetrics metrics, SweepConfig config,
+                 String instanceId, Clock clock, BatchHook hook, ClosePass closePass) {
+    this.closePass = closePass;
     this.context = vertx.getOrCreateContext();
     this.pool = pool;
     this.effects = effects;
@@ -266,7 +274,13 @@ public final class Sweeper {
   private Future<SweepRun> runOnce() {
     SweepConfig cfg = config;
     long t0 = System.nanoTime();
-    return pool.preparedQuery(SweepSql.START_RUN).execute(Params.of(instanceId))
+    return closePass.run(cfg.graceSeconds(), cfg.batchSize() * cfg.maxBatchesPerRun())
+        .recover(err -> {
+          log.warn("close-before-cancel pass failed on instance {}: {}; orders with open attempts wait for the next run",
+              instanceId, err.toString());
+          return Future.succeededFuture();
+        })
+        .compose(v -> pool.preparedQuery(SweepSql.START_RUN).execute(Params.of(instanceId)))
         .map(rows -> SweepRun.of(rows.iterator().next()).id())
         .compose(runId -> {
           Tally tally = new Tally();

@@ -3,7 +3,9 @@ package dev.ordergate.tools;
 import dev.ordergate.sim.Delivery;
 import dev.ordergate.sim.Payment;
 import dev.ordergate.sim.Sender;
+import dev.ordergate.sim.SimApis;
 import dev.ordergate.sim.SimConfig;
+import dev.ordergate.sim.TradeBook;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -26,7 +28,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * the gateway's schedule until its success answer; {@code serve} offers the same over HTTP
  * ({@code POST /sim/pay}) for tests, the drill and load testers.
  */
-final class GatewaySimCommand {
+public final class GatewaySimCommand {
 
   static final String HELP = """
       usage: scripts/gateway-sim pay --kind wechatpay-v3|alipay|stripe --order NO --amount CENTS [options]
@@ -45,6 +47,12 @@ final class GatewaySimCommand {
         --max-attempts N      per notification (default 16)   --config FILE  (conf/sandbox/gateway-sim.json)
       serve: POST /sim/pay with {"kind","orderNo","amountCents", and optionally "currency","txnId",
         "statuses","outOfOrder","duplicates","delayMs","notifyUrl"}; answers the attempts as JSON.
+        Also the gateways' APIs with real trades (what ordergate's payment attempts call): /wechatpay/v3/...
+        (Native prepay, query, close), /alipay/gateway.do (precreate, query, close), /stripe/v1/payment_intents;
+        POST /sim/trades/KIND/REF/pay {"notify":true,"delayMs":0} (REF: out_trade_no, or the PaymentIntent id),
+        POST /sim/trades/alipay/REF/scan, GET /sim/trades/KIND/REF, POST /sim/faults/KIND {"latencyMs","status",
+        "count","hang","ops":["open","query","close"]}, DELETE /sim/faults (also resets GET /sim/stats/KIND:
+        calls and the most in flight at once). --service URL: Stripe's webhook target.
       exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
       """;
 
@@ -89,9 +97,13 @@ final class GatewaySimCommand {
         }
         case "serve" -> {
           String host = args.string("host", "127.0.0.1");
-          int bound = serve(vertx, config, sender, host, args.intValue("port", 8090, 0, 65535)).await().actualPort();
+          SimApis apis = SimApis.load(vertx, args.string("config", SimConfig.DEFAULT_PATH), config,
+              java.time.Clock.systemUTC());
+          int bound = serve(vertx, config, apis, sender, host, args.intValue("port", 8090, 0, 65535),
+              args.string("service", "http://127.0.0.1:8080")).await().actualPort();
           out.println("gateway-sim playing " + config.gateways().keySet() + " on http://" + host + ":" + bound
-              + " (POST /sim/pay); DEVELOPMENT ONLY keys from conf/sandbox");
+              + " (POST /sim/pay; gateway APIs under /wechatpay, /alipay, /stripe; /sim/trades, /sim/faults);"
+              + " DEVELOPMENT ONLY keys from conf/sandbox");
           Thread.currentThread().join();
           return Tools.OK;
         }
@@ -190,6 +202,19 @@ final class GatewaySimCommand {
 
   /** The simulator as an HTTP service: {@code POST /sim/pay} runs {@link #pay} and answers its report. */
   static Future<io.vertx.core.http.HttpServer> serve(Vertx vertx, SimConfig config, Sender sender, String host, int port) {
+    return serve(vertx, config, null, sender, host, port, "http://127.0.0.1:8080");
+  }
+
+  /**
+   * With {@code apis}, also the gateways' own APIs (open, query, close; issue 10) and their control:
+   * {@code POST /sim/trades/{kind}/{ref}/scan} (Alipay: the buyer scans the QR code),
+   * {@code POST /sim/trades/{kind}/{ref}/pay} ({"notify": true, "delayMs", "duplicates", "notifyUrl"}: the
+   * buyer pays if the trade is payable, then the gateway notifies, unless notify is false: a dropped
+   * notification), {@code GET /sim/trades/{kind}/{ref}}, {@code POST /sim/faults/{kind}} ({"latencyMs",
+   * "status", "count", "hang", "ops"}) and {@code DELETE /sim/faults}.
+   */
+  public static Future<io.vertx.core.http.HttpServer> serve(Vertx vertx, SimConfig config, SimApis apis, Sender sender,
+                                                            String host, int port, String service) {
     Router router = Router.router(vertx);
     router.route().handler(BodyHandler.create().setBodyLimit(64 * 1024));
     router.post("/sim/pay").handler(ctx -> {
@@ -198,15 +223,83 @@ final class GatewaySimCommand {
         spec = ctx.body().asJsonObject();
         config.target(spec.getString("kind"));
       } catch (RuntimeException e) {
-        ctx.response().setStatusCode(400).putHeader("Content-Type", "application/json")
-            .end(new JsonObject().put("error", "BAD_REQUEST").put("message", String.valueOf(e.getMessage())).encode());
+        badRequest(ctx, e);
         return;
       }
-      pay(vertx, config, sender, spec).onComplete(ar -> ctx.response()
-          .setStatusCode(ar.succeeded() ? 200 : 500).putHeader("Content-Type", "application/json")
-          .end(ar.succeeded() ? ar.result().encode()
-              : new JsonObject().put("error", "FAILED").put("message", ar.cause().toString()).encode()));
+      pay(vertx, config, sender, spec).onComplete(ar -> answer(ctx, ar));
     });
+    if (apis != null) {
+      apis.mount(router);
+      control(vertx, config, apis, sender, router, service);
+    }
     return vertx.createHttpServer().requestHandler(router).listen(port, host);
+  }
+
+  private static void control(Vertx vertx, SimConfig config, SimApis apis, Sender sender, Router router, String service) {
+    router.get("/sim/trades/:kind/:ref").handler(ctx -> {
+      TradeBook.Trade t = apis.trades().get(ctx.pathParam("kind"), ctx.pathParam("ref"));
+      if (t == null) {
+        json(ctx, 404, new JsonObject().put("error", "NOT_FOUND").put("message", "no such trade"));
+      } else {
+        json(ctx, 200, trade(t));
+      }
+    });
+    router.post("/sim/trades/:kind/:ref/scan").handler(ctx -> {
+      TradeBook.Trade t = apis.trades().scan(ctx.pathParam("kind"), ctx.pathParam("ref"));
+      json(ctx, t == null ? 404 : 200, t == null ? new JsonObject().put("error", "NOT_FOUND") : trade(t));
+    });
+    router.post("/sim/trades/:kind/:ref/pay").handler(ctx -> {
+      String kind = ctx.pathParam("kind");
+      JsonObject spec = ctx.body() == null || ctx.body().length() == 0 ? new JsonObject() : ctx.body().asJsonObject();
+      TradeBook.Trade t = apis.trades().pay(kind, ctx.pathParam("ref"),
+          kind.equals("stripe") ? ctx.pathParam("ref") : defaultTxn(kind));
+      if (t == null) {
+        json(ctx, 404, new JsonObject().put("error", "NOT_FOUND").put("message", "no such trade"));
+        return;
+      }
+      if (t.state != TradeBook.State.PAID) {
+        json(ctx, 409, new JsonObject().put("error", "NOT_PAYABLE").put("message", "the trade is " + t.state)
+            .put("trade", trade(t)));
+        return;
+      }
+      if (!spec.getBoolean("notify", true)) {
+        json(ctx, 200, trade(t).put("notified", false));
+        return;
+      }
+      JsonObject pay = new JsonObject().put("kind", kind).put("orderNo", t.orderNo).put("amountCents", t.amountCents)
+          .put("currency", t.currency).put("txnId", t.txnId).put("delayMs", spec.getLong("delayMs", 0L))
+          .put("duplicates", spec.getInteger("duplicates", 0))
+          .put("notifyUrl", spec.getString("notifyUrl", t.notifyUrl)).put("service", spec.getString("service", service));
+      pay(vertx, config, sender, pay).onComplete(ar -> answer(ctx, ar.map(report -> trade(t).put("notified", true)
+          .put("report", report))));
+    });
+    router.post("/sim/faults/:kind").handler(ctx -> {
+      apis.faults().set(ctx.pathParam("kind"), ctx.body().asJsonObject());
+      json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("fault", ctx.body().asJsonObject()));
+    });
+    router.get("/sim/stats/:kind").handler(ctx -> json(ctx, 200, apis.faults().stats(ctx.pathParam("kind"))));
+    router.delete("/sim/faults").handler(ctx -> {
+      apis.faults().clear();
+      json(ctx, 200, new JsonObject().put("cleared", true));
+    });
+  }
+
+  private static JsonObject trade(TradeBook.Trade t) {
+    return new JsonObject().put("kind", t.kind).put("ref", t.ref).put("orderNo", t.orderNo).put("state", t.state.name())
+        .put("txnId", t.txnId).put("amountCents", t.amountCents).put("currency", t.currency)
+        .put("deadline", t.deadline == null ? null : t.deadline.toString());
+  }
+
+  private static void badRequest(io.vertx.ext.web.RoutingContext ctx, RuntimeException e) {
+    json(ctx, 400, new JsonObject().put("error", "BAD_REQUEST").put("message", String.valueOf(e.getMessage())));
+  }
+
+  private static void answer(io.vertx.ext.web.RoutingContext ctx, io.vertx.core.AsyncResult<JsonObject> ar) {
+    json(ctx, ar.succeeded() ? 200 : 500, ar.succeeded() ? ar.result()
+        : new JsonObject().put("error", "FAILED").put("message", ar.cause().toString()));
+  }
+
+  private static void json(io.vertx.ext.web.RoutingContext ctx, int status, JsonObject body) {
+    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
   }
 }

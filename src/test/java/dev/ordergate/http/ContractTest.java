@@ -238,6 +238,14 @@ class ContractTest extends AppTest {
     call(POST, "/admin/orders/O3/cancel", new JsonObject(), true, 400);
     call(POST, "/admin/orders/NOPE/cancel", new JsonObject().put("operator", "ops"), true, 404);
     call(POST, "/admin/orders/O1/cancel", new JsonObject().put("operator", "ops"), true, 409);
+
+    // Payment attempts (the gateways themselves are played in CloseBeforeCancelTest): the refusals and the listing.
+    call(GET, "/api/orders/O2/payments", null, false, 200);
+    call(GET, "/api/orders/NOPE/payments", null, false, 404);
+    call(POST, "/api/orders/O2/payments", new JsonObject(), false, 400);
+    call(POST, "/api/orders/O2/payments", new JsonObject().put("channel", "no such channel"), false, 400);
+    call(POST, "/api/orders/O2/payments", new JsonObject().put("channel", "nope"), false, 400);
+    call(POST, "/api/orders/O2/payments", new JsonObject().put("channel", TestApp.CHANNEL), false, 400);
     signedCallback("sandbox", payment("T3", "O2", 300).encode(), TestApp.SECRET, 200);
 
     // Exception orders.
@@ -315,7 +323,8 @@ class ContractTest extends AppTest {
       Map.entry("OrderRoutes", "/api"), Map.entry("CallbackRoutes", "/api"), Map.entry("AdminRoutes", "/admin"),
       Map.entry("OutboxRoutes", "/admin"), Map.entry("ExceptionRoutes", "/admin"), Map.entry("SweepRoutes", "/admin"),
       Map.entry("ReconcileRoutes", "/admin"), Map.entry("HealthRoutes", ""), Map.entry("ContractRoutes", ""),
-      Map.entry("SessionRoutes", "/admin"), Map.entry("ConsoleApiRoutes", "/admin"));
+      Map.entry("SessionRoutes", "/admin"), Map.entry("ConsoleApiRoutes", "/admin"),
+      Map.entry("PaymentRoutes", "/api"));
   private static final java.util.regex.Pattern ROUTE =
       java.util.regex.Pattern.compile("\\b(\\w+)\\.(get|post|put|delete|patch)\\(\"(/[^\"]*)\"\\)");
 

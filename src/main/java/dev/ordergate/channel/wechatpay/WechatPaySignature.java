@@ -70,4 +70,37 @@ public final class WechatPaySignature {
       throw new IllegalStateException("SHA256withRSA signing failed", e);
     }
   }
+
+  /** The string a merchant signs for a request: {@code METHOD\nPATH?QUERY\ntimestamp\nnonce\nbody\n}. */
+  public static byte[] requestMessage(String method, String pathAndQuery, String timestamp, String nonce, byte[] body) {
+    return message(method + "\n" + pathAndQuery + "\n" + timestamp, nonce, body);
+  }
+
+  public static String signRequest(PrivateKey key, String method, String pathAndQuery, String timestamp, String nonce,
+                                   byte[] body) {
+    return signBytes(key, requestMessage(method, pathAndQuery, timestamp, nonce, body));
+  }
+
+  public static boolean verifyRequest(PublicKey key, String method, String pathAndQuery, String timestamp, String nonce,
+                                      byte[] body, String signatureBase64) {
+    try {
+      Signature s = Signature.getInstance("SHA256withRSA");
+      s.initVerify(key);
+      s.update(requestMessage(method, pathAndQuery, timestamp, nonce, body));
+      return s.verify(Base64.getDecoder().decode(signatureBase64));
+    } catch (GeneralSecurityException | IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static String signBytes(PrivateKey key, byte[] message) {
+    try {
+      Signature s = Signature.getInstance("SHA256withRSA");
+      s.initSign(key);
+      s.update(message);
+      return Base64.getEncoder().encodeToString(s.sign());
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("SHA256withRSA signing failed", e);
+    }
+  }
 }

@@ -1,0 +1,185 @@
+package dev.ordergate.channel.wechatpay;
+
+import dev.ordergate.channel.GatewayClient;
+import dev.ordergate.channel.GatewayFailure;
+import dev.ordergate.channel.Outbound;
+import dev.ordergate.config.ChannelConfig;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.security.PublicKey;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.HexFormat;
+
+/**
+ * WeChat Pay API v3, outbound: Native prepay ({@code POST /v3/pay/transactions/native}, with
+ * {@code time_expire} = the order's expiry), query by out_trade_no and close. Each request carries
+ * {@code Authorization: WECHATPAY2-SHA256-RSA2048 mchid,nonce_str,timestamp,serial_no,signature}
+ * (merchant private key over {@code METHOD\nPATH?QUERY\ntimestamp\nnonce\nbody\n}); each answer we act
+ * on must carry a Wechatpay-Signature that verifies with a configured platform key within the time
+ * tolerance ({@link WechatPaySignature}). out_trade_no is our order number, as the notifications read it.
+ */
+public final class WechatPayClient implements GatewayClient {
+
+  public static final String AUTH_SCHEME = "WECHATPAY2-SHA256-RSA2048";
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final DateTimeFormatter RFC3339 = DateTimeFormatter.ISO_OFFSET_DATE_TIME;
+
+  private final ChannelConfig config;
+  private final WechatPaySettings settings;
+  private final Outbound outbound;
+  private final Clock clock;
+
+  public WechatPayClient(ChannelConfig config, Outbound outbound, Clock clock) {
+    this.config = config;
+    this.settings = (WechatPaySettings) config.settings();
+    this.outbound = outbound;
+    this.clock = clock;
+    if (settings.merchantPrivateKey() == null || settings.merchantSerialNo() == null || settings.notifyUrl() == null) {
+      throw new IllegalArgumentException("channel " + config.name()
+          + " needs merchantPrivateKeyPem, merchantSerialNo and notifyUrl to open payments");
+    }
+  }
+
+  @Override
+  public Future<Opened> open(OpenRequest r) {
+    JsonObject body = new JsonObject()
+        .put("appid", settings.appId()).put("mchid", settings.mchId())
+        .put("description", r.description()).put("out_trade_no", r.orderNo())
+        .put("time_expire", RFC3339.format(r.expiresAt().truncatedTo(ChronoUnit.SECONDS).atOffset(ZoneOffset.ofHours(8))))
+        .put("notify_url", settings.notifyUrl())
+        .put("amount", new JsonObject().put("total", r.amountCents()).put("currency", r.currency()));
+    return outbound.call(config.name(), "open", () -> send(HttpMethod.POST, "/v3/pay/transactions/native", body.encode())
+        .map(resp -> {
+          JsonObject answer = verified(resp, true);
+          if (resp.statusCode() != 200 || !(answer.getValue("code_url") instanceof String url)) {
+            throw error(resp, answer);
+          }
+          return new Opened(r.orderNo(), "code_url", url);
+        }));
+  }
+
+  @Override
+  public Future<Trade> query(String reference, String orderNo) {
+    String path = "/v3/pay/transactions/out-trade-no/" + encode(reference) + "?mchid=" + encode(settings.mchId());
+    return outbound.call(config.name(), "query", () -> send(HttpMethod.GET, path, null).map(resp -> {
+      JsonObject answer = verified(resp, true);
+      if (resp.statusCode() == 404 && "ORDER_NOT_EXIST".equals(answer.getValue("code"))) {
+        return Trade.of(TradeState.NOT_FOUND, "ORDER_NOT_EXIST");
+      }
+      if (resp.statusCode() != 200 || !(answer.getValue("trade_state") instanceof String state)) {
+        throw error(resp, answer);
+      }
+      return switch (state) {
+        case "SUCCESS", "REFUND" -> paid(answer, state);
+        case "NOTPAY", "USERPAYING", "ACCEPT" -> Trade.of(TradeState.OPEN, state);
+        default -> Trade.of(TradeState.CLOSED, state);
+      };
+    }));
+  }
+
+  private Trade paid(JsonObject answer, String state) {
+    JsonObject amount = answer.getValue("amount") instanceof JsonObject a ? a : new JsonObject();
+    if (!(answer.getValue("transaction_id") instanceof String txn) || !(amount.getValue("total") instanceof Number total)) {
+      throw GatewayFailure.unreachable(config.name(), "MALFORMED_RESPONSE", "a paid trade without transaction_id or amount.total");
+    }
+    return new Trade(TradeState.PAID, txn, total.longValue(),
+        amount.getValue("currency") instanceof String c ? c : null, state);
+  }
+
+  @Override
+  public Future<Void> close(String reference, String orderNo) {
+    String path = "/v3/pay/transactions/out-trade-no/" + encode(reference) + "/close";
+    return outbound.call(config.name(), "close", () -> send(HttpMethod.POST, path,
+        new JsonObject().put("mchid", settings.mchId()).encode()).map(resp -> {
+          if (resp.statusCode() == 204 || resp.statusCode() == 200) {
+            verified(resp, false);
+            return (Void) null;
+          }
+          throw error(resp, verified(resp, false));
+        }));
+  }
+
+  private Future<HttpResponse<Buffer>> send(HttpMethod method, String pathAndQuery, String body) {
+    String url = settings.baseUrl() + pathAndQuery;
+    String signedPath = URI.create(url).getRawPath() + (URI.create(url).getRawQuery() == null ? "" : "?" + URI.create(url).getRawQuery());
+    String ts = Long.toString(clock.instant().getEpochSecond());
+    String nonce = HexFormat.of().formatHex(randomBytes(16)).toUpperCase();
+    byte[] bytes = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
+    var req = outbound.request(method, url)
+        .putHeader("Accept", "application/json")
+        .putHeader("Authorization", authorization(method.name(), signedPath, ts, nonce, bytes));
+    if (body == null) {
+      return req.send();
+    }
+    return req.putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(bytes));
+  }
+
+  /** The Authorization header's value for one request. */
+  public String authorization(String method, String pathAndQuery, String ts, String nonce, byte[] body) {
+    String signature = WechatPaySignature.signRequest(settings.merchantPrivateKey(), method, pathAndQuery, ts, nonce, body);
+    return AUTH_SCHEME + " mchid=\"" + settings.mchId() + "\",nonce_str=\"" + nonce + "\",signature=\"" + signature
+        + "\",timestamp=\"" + ts + "\",serial_no=\"" + settings.merchantSerialNo() + "\"";
+  }
+
+  /**
+   * The answer's JSON after its signature verified (an empty body reads as {}); a 5xx is the gateway
+   * being unavailable. {@code required}: an answer without a signature is refused (a 2xx always is).
+   */
+  private JsonObject verified(HttpResponse<Buffer> resp, boolean required) {
+    Outbound.rejectServerError(config.name(), resp);
+    byte[] body = resp.body() == null ? new byte[0] : resp.body().getBytes();
+    String signature = resp.getHeader(WechatPaySignature.SIGNATURE);
+    if (signature == null && !required && resp.statusCode() / 100 != 2) {
+      return parse(body);
+    }
+    String serial = resp.getHeader(WechatPaySignature.SERIAL);
+    String ts = resp.getHeader(WechatPaySignature.TIMESTAMP);
+    String nonce = resp.getHeader(WechatPaySignature.NONCE);
+    PublicKey key = serial == null ? null : settings.platformKeys().get(serial);
+    if (signature == null || key == null || nonce == null
+        || !WechatPaySignature.fresh(ts, clock.instant().getEpochSecond(), config.toleranceSeconds())
+        || !WechatPaySignature.verify(key, ts, nonce, body, signature)) {
+      throw GatewayFailure.unreachable(config.name(), "BAD_RESPONSE_SIGNATURE",
+          "the answer's Wechatpay-Signature is missing, stale or does not verify with a configured platform key");
+    }
+    return parse(body);
+  }
+
+  private JsonObject parse(byte[] body) {
+    if (body.length == 0) {
+      return new JsonObject();
+    }
+    try {
+      return new JsonObject(Buffer.buffer(body));
+    } catch (DecodeException | ClassCastException e) {
+      throw GatewayFailure.unreachable(config.name(), "MALFORMED_RESPONSE", "answer is not a JSON object");
+    }
+  }
+
+  private GatewayFailure error(HttpResponse<Buffer> resp, JsonObject answer) {
+    String code = answer.getValue("code") instanceof String c ? c : "HTTP_" + resp.statusCode();
+    return GatewayFailure.answered(config.name(), code, answer.getValue("message") instanceof String m ? m : null);
+  }
+
+  private static String encode(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+
+  private static byte[] randomBytes(int n) {
+    byte[] b = new byte[n];
+    RANDOM.nextBytes(b);
+    return b;
+  }
+}

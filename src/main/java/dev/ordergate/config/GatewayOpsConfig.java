@@ -1,0 +1,34 @@
+package dev.ordergate.config;
+
+/**
+ * Payment attempts and close before cancel (issue 10), under {@code payments.}:
+ * <ul>
+ *   <li>{@code closeBeforeCancel}: {@code required} (default) keeps an order pending while a gateway
+ *       cannot confirm its trade is closed, at most {@code closeDeferMaxSeconds} (default 600), then
+ *       cancels anyway with a warning; {@code bestEffort} cancels at once.</li>
+ *   <li>{@code gatewayConcurrency}: calls in flight per channel during a sweep (default 8).</li>
+ *   <li>{@code gatewayTimeoutMs}: the whole of one outbound call, connect included (default 5000).</li>
+ * </ul>
+ */
+public record GatewayOpsConfig(CloseMode closeBeforeCancel, long closeDeferMaxSeconds, int gatewayConcurrency,
+                               long gatewayTimeoutMs) {
+
+  public enum CloseMode {
+    REQUIRED, BEST_EFFORT
+  }
+
+  public static final GatewayOpsConfig DEFAULTS = new GatewayOpsConfig(CloseMode.REQUIRED, 600, 8, 5_000);
+
+  public static GatewayOpsConfig from(ConfigReader r) {
+    String mode = r.string("payments.closeBeforeCancel", "required");
+    CloseMode closeMode = switch (mode) {
+      case "required" -> CloseMode.REQUIRED;
+      case "bestEffort" -> CloseMode.BEST_EFFORT;
+      default -> throw new ConfigException("payments.closeBeforeCancel", "must be \"required\" or \"bestEffort\"");
+    };
+    return new GatewayOpsConfig(closeMode,
+        r.integer("payments.closeDeferMaxSeconds", 600, 0, 7L * 24 * 3600),
+        r.intValue("payments.gatewayConcurrency", 8, 1, 256),
+        r.integer("payments.gatewayTimeoutMs", 5_000, 100, 120_000));
+  }
+}

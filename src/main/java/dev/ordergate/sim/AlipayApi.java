@@ -1,0 +1,140 @@
+package dev.ordergate.sim;
+
+import dev.ordergate.channel.alipay.AlipayProtocol;
+import dev.ordergate.channel.alipay.Yuan;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.PublicKey;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Alipay's open-API gateway under {@code /alipay/gateway.do}: {@code alipay.trade.precreate},
+ * {@code .query} and {@code .close}. The request's {@code sign} must verify with the app public key; each
+ * answer is signed by the Alipay key over its node. As the real one: a precreated trade does not exist
+ * for query and close ({@code ACQ.TRADE_NOT_EXIST}) until the buyer scans, and can be paid afterwards
+ * unless its {@code time_expire} has passed; a close of a paid trade is {@code ACQ.TRADE_STATUS_ERROR}.
+ */
+final class AlipayApi extends SimApi {
+
+  private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");
+
+  private final AlipayGateway gateway;
+  private final String appId;
+  private final PublicKey appKey;
+
+  AlipayApi(Vertx vertx, TradeBook trades, Faults faults, AlipayGateway gateway, String appId, PublicKey appKey) {
+    super(vertx, trades, faults);
+    this.gateway = gateway;
+    this.appId = appId;
+    this.appKey = appKey;
+  }
+
+  @Override
+  String kind() {
+    return "alipay";
+  }
+
+  void mount(Router r) {
+    r.post("/alipay/gateway.do").handler(ctx -> {
+      Map<String, String> params = form(ctx.body().asString(StandardCharsets.UTF_8.name()));
+      String method = params.getOrDefault("method", "");
+      String op = switch (method) {
+        case "alipay.trade.precreate" -> "open";
+        case "alipay.trade.query" -> "query";
+        case "alipay.trade.close" -> "close";
+        default -> "other";
+      };
+      guarded(ctx, op, () -> handle(ctx, method, params));
+    });
+  }
+
+  static Map<String, String> form(String body) {
+    Map<String, String> out = new HashMap<>();
+    if (body == null || body.isEmpty()) {
+      return out;
+    }
+    for (String pair : body.split("&")) {
+      int eq = pair.indexOf('=');
+      if (eq > 0) {
+        out.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+            URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+      }
+    }
+    return out;
+  }
+
+  private void handle(RoutingContext ctx, String method, Map<String, String> params) {
+    String key = AlipayProtocol.responseKey(method);
+    if (!appId.equals(params.get("app_id")) || !"RSA2".equals(params.get("sign_type"))
+        || !AlipayProtocol.verify(AlipayProtocol.requestContent(params), params.get("sign"), List.of(appKey))) {
+      answer(ctx, key, fail("40002", "Invalid Arguments", "isv.invalid-signature", "sign does not verify"));
+      return;
+    }
+    JsonObject biz = new JsonObject(params.getOrDefault("biz_content", "{}"));
+    String no = biz.getString("out_trade_no");
+    switch (method) {
+      case "alipay.trade.precreate" -> {
+        String expire = biz.getString("time_expire");
+        TradeBook.Trade t = trades.create(kind(), no, no, Yuan.toCents(biz.getString("total_amount"), "total_amount"),
+            "CNY", expire == null ? null : LocalDateTime.parse(expire, TIME).toInstant(ZoneOffset.ofHours(8)),
+            params.get("notify_url"), "https://qr.alipay.com/sim" + WechatPayGateway.random(8).toLowerCase(),
+            TradeBook.State.CREATED);
+        answer(ctx, key, ok().put("out_trade_no", no).put("qr_code", t.clientValue));
+      }
+      case "alipay.trade.query" -> {
+        TradeBook.Trade t = trades.get(kind(), no);
+        if (t == null || t.state == TradeBook.State.CREATED) {
+          answer(ctx, key, fail("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在"));
+          return;
+        }
+        JsonObject out = ok().put("out_trade_no", no).put("total_amount", Yuan.of(t.amountCents))
+            .put("trade_status", switch (t.state) {
+              case PAID -> "TRADE_SUCCESS";
+              case CLOSED -> "TRADE_CLOSED";
+              default -> "WAIT_BUYER_PAY";
+            });
+        if (t.txnId != null) {
+          out.put("trade_no", t.txnId);
+        }
+        answer(ctx, key, out);
+      }
+      case "alipay.trade.close" -> {
+        TradeBook.Trade t = trades.get(kind(), no);
+        if (t == null || t.state == TradeBook.State.CREATED) {
+          // The trap: not scanned yet, so "does not exist", and it stays payable until its time_expire.
+          answer(ctx, key, fail("40004", "Business Failed", "ACQ.TRADE_NOT_EXIST", "交易不存在"));
+          return;
+        }
+        t = trades.close(kind(), no);
+        if (t.state == TradeBook.State.PAID) {
+          answer(ctx, key, fail("40004", "Business Failed", "ACQ.TRADE_STATUS_ERROR", "交易状态不合法"));
+          return;
+        }
+        answer(ctx, key, ok().put("out_trade_no", no));
+      }
+      default -> answer(ctx, key, fail("40004", "Business Failed", "isv.invalid-method", "unknown method"));
+    }
+  }
+
+  private static JsonObject ok() {
+    return new JsonObject().put("code", "10000").put("msg", "Success");
+  }
+
+  private static JsonObject fail(String code, String msg, String subCode, String subMsg) {
+    return new JsonObject().put("code", code).put("msg", msg).put("sub_code", subCode).put("sub_msg", subMsg);
+  }
+
+  private void answer(RoutingContext ctx, String key, JsonObject node) {
+    ctx.response().putHeader("Content-Type", "application/json;charset=utf-8").end(gateway.answer(key, node));
+  }
+}
