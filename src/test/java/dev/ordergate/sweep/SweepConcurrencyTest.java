@@ -98,7 +98,9 @@ class SweepConcurrencyTest extends AppTest {
   /** The race check can fail: a check-then-act sweep (read, then cancel unconditionally) is caught. */
   @Test
   void theRaceCheckCatchesACheckThenActSweep() {
+    firstRead = io.vertx.core.Promise.promise();
     List<String> anomalies = race(this::checkThenActSweep);
+    firstRead = null;
     log.info("anomalies found with a check-then-act sweep: {}", anomalies);
     assertTrue(!anomalies.isEmpty(), "a broken sweep must be detected");
   }
@@ -113,10 +115,20 @@ class SweepConcurrencyTest extends AppTest {
     return checkThenActSweep(true);
   }
 
+  /**
+   * Completed by the broken sweep once its first read is done: the race sends its callbacks only then,
+   * so the read cannot come after every payment has landed on a loaded machine (it once did, and
+   * the check found nothing to catch).
+   */
+  private io.vertx.core.Promise<Void> firstRead;
+
   private Future<Integer> checkThenActSweep(boolean waitForAPayment) {
     return app.pool.query("SELECT order_no FROM orders WHERE status = 'PENDING_PAYMENT' AND expires_at <= now() "
             + "ORDER BY expires_at LIMIT 5").execute()
         .compose(rows -> {
+          if (firstRead != null) {
+            firstRead.tryComplete();
+          }
           if (rows.size() == 0) {
             return Future.succeededFuture(0);
           }
@@ -152,6 +164,9 @@ class SweepConcurrencyTest extends AppTest {
     List<String> anomalies = new ArrayList<>();
     List<Future<HttpResponse<Buffer>>> callbacks = new ArrayList<>();
     Future<Integer> swept = sweep.get();
+    if (firstRead != null) {
+      firstRead.future().await();
+    }
     for (int i = n; i >= 1; i--) {
       callbacks.add(app.callbackAsync(payment("TX" + i, "RC" + i, SweepFixtures.AMOUNT_CENTS)));
     }
