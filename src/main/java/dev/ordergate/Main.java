@@ -73,9 +73,11 @@ public final class Main {
       log.info("using database {}", dbUrl.jdbcUrl());
     }
     EmbeddedDatabase db = embedded;
+    long graceMs = config.server().shutdownGraceMs();
+    // SIGTERM: the service drains (GracefulShutdown) and the JVM exits within shutdown.graceMs.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
-        vertx.close().toCompletionStage().toCompletableFuture().get();
+        vertx.close().toCompletionStage().toCompletableFuture().get(graceMs, java.util.concurrent.TimeUnit.MILLISECONDS);
         if (db != null) {
           db.close();
         }

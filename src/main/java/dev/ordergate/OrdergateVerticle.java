@@ -16,6 +16,10 @@ import dev.ordergate.http.OutboxRoutes;
 import dev.ordergate.http.CallbackRoutes;
 import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
+import dev.ordergate.http.ConnectionLimits;
+import dev.ordergate.http.InputGuard;
+import dev.ordergate.http.RejectionLog;
+import dev.ordergate.lifecycle.GracefulShutdown;
 import dev.ordergate.http.OrderRoutes;
 import dev.ordergate.http.ReconcileRoutes;
 import dev.ordergate.http.SweepRoutes;
@@ -39,6 +43,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
@@ -72,6 +77,9 @@ public final class OrdergateVerticle extends VerticleBase {
   private OutboxMetrics outboxMetrics;
   private Sweeper sweeper;
   private SweepTuning sweepTuning;
+  private final GracefulShutdown shutdown;
+  /** False only in the fuzz test's deliberately broken twin ({@link #withoutInputGuard()}). */
+  private boolean inputGuard = true;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
     this(config, dbUrl, registry, clock, null);
@@ -84,6 +92,16 @@ public final class OrdergateVerticle extends VerticleBase {
     this.registry = registry;
     this.clock = clock;
     this.configPath = configPath;
+    this.shutdown = new GracefulShutdown(config.server().shutdownGraceMs());
+  }
+
+  /**
+   * TEST ONLY: the service without {@link InputGuard}, so the fuzz test can show that it catches
+   * a service whose validation is gone. Never used outside the tests.
+   */
+  public OrdergateVerticle withoutInputGuard() {
+    inputGuard = false;
+    return this;
   }
 
   @Override
@@ -98,7 +116,14 @@ public final class OrdergateVerticle extends VerticleBase {
                   .setCachePreparedStatements(true).setPreparedStatementCacheMaxSize(256))
               .using(vertx)
               .build();
-          return vertx.createHttpServer().requestHandler(router()).listen(config.httpPort(), config.httpHost());
+          ConnectionLimits limits = new ConnectionLimits(vertx, config.server(), registry);
+          RejectionLog rejections = new RejectionLog(registry, config.server().rejectionLogPerSecond());
+          InputGuard guard = new InputGuard(rejections);
+          Router router = router(guard, rejections);
+          return vertx.createHttpServer(limits.options(config.httpPort(), config.httpHost()))
+              .connectionHandler(limits::connection)
+              .requestHandler(limits.requests(inputGuard ? guard.beforeRouting(router) : router))
+              .listen();
         })
         .compose(s -> config.outbox().enabled()
             ? vertx.deployVerticle(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
@@ -115,7 +140,7 @@ public final class OrdergateVerticle extends VerticleBase {
                 .onSuccess(t -> sweepTuning = t));
   }
 
-  private Router router() {
+  private Router router(InputGuard guard, RejectionLog rejections) {
     Metrics metrics = new Metrics(registry);
     outboxMetrics = new OutboxMetrics(registry);
     OutboxWriter outbox = new OutboxWriter(outboxSignal);
@@ -133,6 +158,8 @@ public final class OrdergateVerticle extends VerticleBase {
 
     Router root = Router.router(vertx);
     root.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT_BYTES));
+    root.route().handler(inputGuard ? guard : RoutingContext::next);
+    root.get("/health/ready").handler(shutdown::readiness);
     new HealthRoutes(pool, registry).mount(vertx, root);
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
@@ -144,9 +171,9 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/admin/*").subRouter(new SweepRoutes(admin, sweeper).router(vertx));
     reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
     root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor).router(vertx));
-    root.route().failureHandler(Failures::handle);
-    root.errorHandler(404, Failures::handle);
-    root.errorHandler(405, Failures::handle);
+    root.route().failureHandler(rejections.before(Failures::handle));
+    root.errorHandler(404, rejections.before(Failures::handle));
+    root.errorHandler(405, rejections.before(Failures::handle));
     return root;
   }
 
@@ -176,13 +203,18 @@ public final class OrdergateVerticle extends VerticleBase {
     return sweeper;
   }
 
+  /**
+   * Graceful: see {@link GracefulShutdown}; the pool closes last. The relay is a child deployment,
+   * which Vert.x stops before this: its stop waits for its deliveries in flight.
+   */
   @Override
   public Future<?> stop() {
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
     }
-    return (sweepTuning == null ? Future.<Void>succeededFuture() : sweepTuning.close())
-        .compose(v -> sweeper == null ? Future.<Void>succeededFuture() : sweeper.stop())
+    return shutdown.run(server, java.util.List.of(
+            () -> sweepTuning == null ? Future.succeededFuture() : sweepTuning.close(),
+            () -> sweeper == null ? Future.succeededFuture() : sweeper.stop()))
         .compose(v -> pool == null ? Future.succeededFuture() : pool.close());
   }
 }

@@ -26,7 +26,8 @@ public record AppConfig(
     CallbacksConfig callbacks,
     OutboxConfig outbox,
     SweepConfig sweep,
-    ReconcileConfig reconcile) {
+    ReconcileConfig reconcile,
+    ServerConfig server) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
 
@@ -64,7 +65,8 @@ public record AppConfig(
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
         SweepConfig.from(r),
-        ReconcileConfig.from(r));
+        ReconcileConfig.from(r),
+        ServerConfig.from(r));
   }
 
   private static Map<String, ChannelConfig> channels(ConfigReader r) {

@@ -77,8 +77,8 @@ public final class AdminRoutes {
   }
 
   private void exceptions(RoutingContext ctx) {
-    String status = ctx.queryParams().get("status");
-    String kind = ctx.queryParams().get("kind");
+    String status = Json.query(ctx, "status");
+    String kind = Json.query(ctx, "kind");
     if (status != null && !EXCEPTION_STATUSES.contains(status)) {
       throw Rejection.badRequest("status must be one of " + EXCEPTION_STATUSES);
     }
@@ -90,7 +90,7 @@ public final class AdminRoutes {
   }
 
   static int limit(RoutingContext ctx, int fallback, int max) {
-    String raw = ctx.queryParams().get("limit");
+    String raw = Json.query(ctx, "limit");
     if (raw == null) {
       return fallback;
     }

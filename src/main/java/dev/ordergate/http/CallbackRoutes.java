@@ -11,8 +11,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.Map;
 import java.util.function.Function;
@@ -23,8 +21,6 @@ import java.util.function.Function;
  * answered 200 with its outcome. Only our own failure answers 5xx, so the gateway retries.
  */
 public final class CallbackRoutes {
-
-  private static final Logger log = LoggerFactory.getLogger(CallbackRoutes.class);
 
   private final Map<String, ChannelConfig> channels;
   private final SignatureVerifier verifier;
@@ -53,8 +49,8 @@ public final class CallbackRoutes {
     }
     byte[] raw = ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
     if (!verifier.verify(channel, ctx.request().getHeader(SignatureVerifier.HEADER), raw)) {
+      // Counted here and logged (sampled) by RejectionLog: one warning per forged request would amplify a flood.
       metrics.callback(name, "BAD_SIGNATURE", false);
-      log.warn("callback on channel {} rejected: bad, stale or missing signature", name);
       throw new Rejection(401, "BAD_SIGNATURE", "signature missing, invalid or outside the time tolerance");
     }
     PaymentCallback cb;

@@ -30,7 +30,7 @@ public final class OutboxRoutes {
   }
 
   private void list(RoutingContext ctx) {
-    String raw = ctx.queryParams().get("status");
+    String raw = Json.query(ctx, "status");
     OutboxService.Status status;
     try {
       status = raw == null ? OutboxService.Status.DEAD : OutboxService.Status.valueOf(raw);
@@ -43,7 +43,7 @@ public final class OutboxRoutes {
 
   private void retry(RoutingContext ctx) {
     UUID id = uuid(ctx.pathParam("id"));
-    JsonObject body = ctx.body() != null && ctx.body().length() > 0 ? Json.body(ctx) : new JsonObject();
+    JsonObject body = Json.optionalBody(ctx);
     String operator = Json.string(body, "operator", 64, false);
     outbox.retry(id, operator == null ? "admin" : operator)
         .onSuccess(event -> Json.send(ctx, 200, event)).onFailure(ctx::fail);

@@ -63,6 +63,8 @@ public final class OutboxRelay extends VerticleBase {
   private boolean running;
   private boolean again;
   private boolean stopped;
+  /** Set by {@link #stop()} while deliveries are in flight; completed when the last one is marked. */
+  private Promise<Void> drained;
   private long gaugesRefreshedAt;
   private final List<Delivered> deliveredQueue = new ArrayList<>();
   private boolean marking;
@@ -89,7 +91,10 @@ public final class OutboxRelay extends VerticleBase {
     return Future.succeededFuture();
   }
 
-  /** Stops claiming; deliveries in flight are abandoned unmarked, and their leases bring them back. */
+  /**
+   * Stops claiming and waits for the deliveries in flight to finish and be marked (each has its
+   * own deadline); one cut short by a crash is not marked, and its lease brings it back.
+   */
   @Override
   public Future<?> stop() {
     stopped = true;
@@ -97,8 +102,10 @@ public final class OutboxRelay extends VerticleBase {
     if (timerId >= 0) {
       vertx.cancelTimer(timerId);
     }
-    client.close();
-    return Future.succeededFuture();
+    if (inFlight > 0) {
+      drained = Promise.promise();
+    }
+    return (drained == null ? Future.<Void>succeededFuture() : drained.future()).onComplete(v -> client.close());
   }
 
   private void nudgeFromAnyThread() {
@@ -187,14 +194,12 @@ public final class OutboxRelay extends VerticleBase {
   private void start(OutboxEvent event, UUID token) {
     inFlight++;
     deliver(event)
-        .transform(ar -> {
-          if (stopped) {
-            return Future.succeededFuture(-1L);
-          }
-          return ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause());
-        })
+        .transform(ar -> ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause()))
         .onComplete(ar -> {
           inFlight--;
+          if (drained != null && inFlight == 0) {
+            drained.tryComplete();
+          }
           if (ar.failed()) {
             log.warn("outbox relay {}: marking {} failed: {}", instanceId, event.id(), ar.cause().toString());
           } else if (ar.result() == 0) {

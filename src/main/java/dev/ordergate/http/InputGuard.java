@@ -1,0 +1,221 @@
+package dev.ordergate.http;
+
+import dev.ordergate.domain.Rejection;
+import dev.ordergate.logging.SafeMessageConverter;
+import io.vertx.core.Handler;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/**
+ * The one validation step every request passes before any route sees it (mounted on the root
+ * router right after the body handler): the path, every query parameter and every string of a
+ * JSON or form body (keys and values, at any depth) must be valid UTF-8 without control
+ * characters or lone surrogates, and within length bounds. A violation is a 400 naming the field
+ * ({@code items[0].sku}, {@code query limit}, {@code path}). The parsed JSON object is kept on the
+ * context, and {@link Json#body} hands out only that one, so a route cannot read an unchecked body.
+ * Per-field rules (identifier syntax, the field's own length limit, ranges) stay with the route.
+ */
+public final class InputGuard implements Handler<RoutingContext> {
+
+  /** The longest string accepted anywhere (a route's own limit is usually lower). */
+  public static final int MAX_STRING = 4000;
+  static final int MAX_KEY = 64;
+  static final int MAX_DEPTH = 8;
+  static final int MAX_PATH = 2048;
+  static final int MAX_QUERY_PARAMS = 32;
+  static final int MAX_QUERY_VALUE = 256;
+  /** The context key of the checked body: a {@link JsonObject}, or the {@link Rejection} a read answers. */
+  static final String BODY = "ordergate.checkedBody";
+
+  private final RejectionLog rejections;
+
+  public InputGuard(RejectionLog rejections) {
+    this.rejections = rejections;
+  }
+
+  /**
+   * In front of the router: a URI with a malformed percent-escape ({@code %ZZ}, a trailing
+   * {@code %}) is answered 400 here, because the router's own decoding would fail on it before
+   * any handler ran.
+   */
+  public Handler<HttpServerRequest> beforeRouting(Handler<HttpServerRequest> router) {
+    return req -> {
+      String uri = req.uri();
+      for (int i = uri.indexOf('%'); i >= 0; i = uri.indexOf('%', i + 1)) {
+        if (i + 2 >= uri.length() || Character.digit(uri.charAt(i + 1), 16) < 0
+            || Character.digit(uri.charAt(i + 2), 16) < 0) {
+          rejections.record(req, 400, "INVALID_ENCODING", "the URI has a malformed percent-escape");
+          req.response().setStatusCode(400).putHeader("Content-Type", "application/json")
+              .end(new JsonObject().put("error", "INVALID_ENCODING")
+                  .put("message", "the URI has a malformed percent-escape").encode());
+          return;
+        }
+      }
+      router.handle(req);
+    };
+  }
+
+  @Override
+  public void handle(RoutingContext ctx) {
+    text("path", decode("path", ctx.request().path(), false), MAX_PATH);
+    String query = ctx.request().query();
+    if (query != null && !query.isEmpty()) {
+      checkQuery(query);
+    }
+    Buffer body = ctx.body() == null ? null : ctx.body().buffer();
+    if (body != null && body.length() > 0) {
+      checkBody(ctx, body);
+    }
+    ctx.next();
+  }
+
+  private static void checkBody(RoutingContext ctx, Buffer body) {
+    String type = mediaType(ctx.request().getHeader("Content-Type"));
+    if (type.equals("application/x-www-form-urlencoded")) {
+      checkPairs(utf8("request body", body.getBytes()), "form", MAX_STRING);
+      return;
+    }
+    if (!type.isEmpty() && !type.equals("application/json") && !type.endsWith("+json")) {
+      throw new Rejection(415, "UNSUPPORTED_MEDIA_TYPE", "request bodies are JSON (application/json)");
+    }
+    String text = utf8("request body", body.getBytes());
+    Object parsed;
+    try {
+      parsed = io.vertx.core.json.Json.decodeValue(text);
+    } catch (DecodeException e) {
+      ctx.put(BODY, new Rejection(400, "MALFORMED_JSON", "request body is not valid JSON"));
+      return;
+    }
+    if (!(parsed instanceof JsonObject obj)) {
+      ctx.put(BODY, new Rejection(400, "MALFORMED_JSON", "request body must be a JSON object"));
+      return;
+    }
+    walk("", obj, 1);
+    ctx.put(BODY, obj);
+  }
+
+  private static void walk(String where, Object node, int depth) {
+    if (depth > MAX_DEPTH) {
+      throw Rejection.badRequest((where.isEmpty() ? "body" : where) + " is nested more than " + MAX_DEPTH + " levels");
+    }
+    if (node instanceof JsonObject obj) {
+      for (Map.Entry<String, Object> e : obj) {
+        String name = where.isEmpty() ? e.getKey() : where + "." + e.getKey();
+        text("field name " + printable(name), e.getKey(), MAX_KEY);
+        walk(name, e.getValue(), depth + 1);
+      }
+    } else if (node instanceof JsonArray arr) {
+      for (int i = 0; i < arr.size(); i++) {
+        walk(where + "[" + i + "]", arr.getValue(i), depth + 1);
+      }
+    } else if (node instanceof String s) {
+      text(where, s, MAX_STRING);
+    }
+  }
+
+  private static void checkQuery(String query) {
+    if (query.split("&", -1).length > MAX_QUERY_PARAMS) {
+      throw Rejection.badRequest("at most " + MAX_QUERY_PARAMS + " query parameters");
+    }
+    checkPairs(query, "query", MAX_QUERY_VALUE);
+  }
+
+  /** {@code a=1&b=2} as in a query string or a form body: every name and value decoded and checked. */
+  private static void checkPairs(String pairs, String what, int maxValue) {
+    for (String pair : pairs.split("&", -1)) {
+      int eq = pair.indexOf('=');
+      String name = text(what + " parameter name",
+          decode(what + " parameter name", eq < 0 ? pair : pair.substring(0, eq), true), MAX_KEY);
+      String field = what + " " + printable(name);
+      text(field, eq < 0 ? "" : decode(field, pair.substring(eq + 1), true), maxValue);
+    }
+  }
+
+  /**
+   * The check itself, for any string from a request: at most {@code max} characters, no control
+   * character (C0, DEL, C1, U+2028/U+2029), no lone surrogate. Answers {@code s}.
+   */
+  public static String text(String field, String s, int max) {
+    if (s.length() > max) {
+      throw Rejection.badRequest(field + " must be at most " + max + " characters");
+    }
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (SafeMessageConverter.isControl(c)) {
+        throw Rejection.badRequest(field + " contains a control character (U+" + hex(c) + ")");
+      }
+      if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(c)) {
+        throw Rejection.badRequest(field + " contains a lone surrogate (U+" + hex(c) + ")");
+      }
+    }
+    return s;
+  }
+
+  /** Strict percent-decoding to UTF-8 ({@code plus}: '+' is a space, as in query strings). */
+  static String decode(String field, String raw, boolean plus) {
+    if (raw.indexOf('%') < 0 && (!plus || raw.indexOf('+') < 0)) {
+      return raw;
+    }
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(raw.length());
+    for (int i = 0; i < raw.length(); i++) {
+      char c = raw.charAt(i);
+      if (c == '%') {
+        int hi = i + 2 < raw.length() ? Character.digit(raw.charAt(i + 1), 16) : -1;
+        int lo = hi >= 0 ? Character.digit(raw.charAt(i + 2), 16) : -1;
+        if (lo < 0) {
+          throw new Rejection(400, "INVALID_ENCODING", field + " has a malformed percent-escape");
+        }
+        bytes.write(hi * 16 + lo);
+        i += 2;
+      } else if (plus && c == '+') {
+        bytes.write(' ');
+      } else {
+        byte[] b = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
+        bytes.write(b, 0, b.length);
+      }
+    }
+    return utf8(field, bytes.toByteArray());
+  }
+
+  static String utf8(String field, byte[] bytes) {
+    try {
+      return StandardCharsets.UTF_8.newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(bytes)).toString();
+    } catch (CharacterCodingException e) {
+      throw new Rejection(400, "INVALID_ENCODING", field + " is not valid UTF-8");
+    }
+  }
+
+  private static String mediaType(String header) {
+    if (header == null) {
+      return "";
+    }
+    int semi = header.indexOf(';');
+    return (semi < 0 ? header : header.substring(0, semi)).trim().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /** A field name fit for an error message: control characters shown as escapes, and short. */
+  private static String printable(String name) {
+    String safe = SafeMessageConverter.escape(name);
+    return safe.length() > 80 ? safe.substring(0, 80) + "..." : safe;
+  }
+
+  private static String hex(char c) {
+    return String.format("%04X", (int) c);
+  }
+}
