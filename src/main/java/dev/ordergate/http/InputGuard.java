@@ -21,7 +21,8 @@ import java.util.Map;
  * The one validation step every request passes before any route sees it (mounted on the root
  * router right after the body handler): the path, every query parameter and every string of a
  * JSON or form body (keys and values, at any depth) must be valid UTF-8 without control
- * characters or lone surrogates, and within length bounds. A violation is a 400 naming the field
+ * characters or lone surrogates, and within length bounds; a body, on any route, is a JSON
+ * object (or a form where a route takes one). A violation is a 400 naming the field
  * ({@code items[0].sku}, {@code query limit}, {@code path}). The parsed JSON object is kept on the
  * context, and {@link Json#body} hands out only that one, so a route cannot read an unchecked body.
  * Per-field rules (identifier syntax, the field's own length limit, ranges) stay with the route.
@@ -35,8 +36,11 @@ public final class InputGuard implements Handler<RoutingContext> {
   static final int MAX_PATH = 2048;
   static final int MAX_QUERY_PARAMS = 32;
   static final int MAX_QUERY_VALUE = 256;
-  /** The context key of the checked body: a {@link JsonObject}, or the {@link Rejection} a read answers. */
+  /** The context key of the checked body (a {@link JsonObject}): any other body was refused already. */
   static final String BODY = "ordergate.checkedBody";
+  private static final String FORM = "application/x-www-form-urlencoded";
+  static final Rejection UNSUPPORTED =
+      new Rejection(415, "UNSUPPORTED_MEDIA_TYPE", "request bodies are JSON (Content-Type: application/json)");
 
   private final RejectionLog rejections;
 
@@ -73,33 +77,41 @@ public final class InputGuard implements Handler<RoutingContext> {
     if (query != null && !query.isEmpty()) {
       checkQuery(query);
     }
+    String type = mediaType(ctx.request().getHeader("Content-Type"));
+    if (type.startsWith("multipart/")) {
+      // No route takes uploads; the body handler would have taken the body apart unseen by this guard.
+      throw UNSUPPORTED;
+    }
     Buffer body = ctx.body() == null ? null : ctx.body().buffer();
-    if (body != null && body.length() > 0) {
-      checkBody(ctx, body);
+    if (type.equals(FORM)) {
+      if (body != null && body.length() > 0) {
+        checkPairs(utf8("request body", body.getBytes()), "form", MAX_STRING);
+      }
+      ctx.request().formAttributes().forEach(e -> text("form " + printable(e.getKey()), e.getValue(), MAX_STRING));
+    } else if (body != null && body.length() > 0) {
+      checkBody(ctx, type, body);
     }
     ctx.next();
   }
 
-  private static void checkBody(RoutingContext ctx, Buffer body) {
-    String type = mediaType(ctx.request().getHeader("Content-Type"));
-    if (type.equals("application/x-www-form-urlencoded")) {
-      checkPairs(utf8("request body", body.getBytes()), "form", MAX_STRING);
-      return;
-    }
+  /** A form body (only a route that takes forms reads it; {@link Json} refuses it). */
+  static boolean isForm(RoutingContext ctx) {
+    return mediaType(ctx.request().getHeader("Content-Type")).equals(FORM);
+  }
+
+  private static void checkBody(RoutingContext ctx, String type, Buffer body) {
     if (!type.isEmpty() && !type.equals("application/json") && !type.endsWith("+json")) {
-      throw new Rejection(415, "UNSUPPORTED_MEDIA_TYPE", "request bodies are JSON (application/json)");
+      throw UNSUPPORTED;
     }
     String text = utf8("request body", body.getBytes());
     Object parsed;
     try {
       parsed = io.vertx.core.json.Json.decodeValue(text);
     } catch (DecodeException e) {
-      ctx.put(BODY, new Rejection(400, "MALFORMED_JSON", "request body is not valid JSON"));
-      return;
+      throw new Rejection(400, "MALFORMED_JSON", "request body is not valid JSON");
     }
     if (!(parsed instanceof JsonObject obj)) {
-      ctx.put(BODY, new Rejection(400, "MALFORMED_JSON", "request body must be a JSON object"));
-      return;
+      throw new Rejection(400, "MALFORMED_JSON", "request body must be a JSON object");
     }
     walk("", obj, 1);
     ctx.put(BODY, obj);

@@ -20,12 +20,12 @@ final class Json {
    * test's unguarded twin runs so) it is parsed here unchecked.
    */
   static JsonObject body(RoutingContext ctx) {
+    if (InputGuard.isForm(ctx)) {
+      throw InputGuard.UNSUPPORTED;
+    }
     Object checked = ctx.get(InputGuard.BODY);
     if (checked instanceof JsonObject obj) {
       return obj;
-    }
-    if (checked instanceof Rejection r) {
-      throw r;
     }
     var body = ctx.body();
     if (body == null || body.buffer() == null || body.length() == 0) {
@@ -44,7 +44,7 @@ final class Json {
 
   /** The body when there is one, else an empty object (for routes whose body is optional). */
   static JsonObject optionalBody(RoutingContext ctx) {
-    return ctx.body() != null && ctx.body().length() > 0 ? body(ctx) : new JsonObject();
+    return ctx.body() != null && ctx.body().length() > 0 || InputGuard.isForm(ctx) ? body(ctx) : new JsonObject();
   }
 
   /** A query parameter ({@link InputGuard} checked the query string already), or null. */

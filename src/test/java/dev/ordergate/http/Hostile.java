@@ -209,8 +209,18 @@ final class Hostile {
         .setDefaultPort(app.verticle.port()).setMaxInitialLineLength(16 * 1024), new PoolOptions().setHttp1MaxSize(32));
   }
 
+  /**
+   * One request on a connection of its own; a request that got no answer at all (the client
+   * lost it as a connection closed) is sent once more, and only a second silence counts (-1).
+   */
   static Future<Answer> send(HttpClient client, HttpMethod method, String uri, byte[] body,
                              Map<String, String> headers) {
+    return sendOnce(client, method, uri, body, headers)
+        .compose(a -> a.status() >= 0 ? Future.succeededFuture(a) : sendOnce(client, method, uri, body, headers));
+  }
+
+  private static Future<Answer> sendOnce(HttpClient client, HttpMethod method, String uri, byte[] body,
+                                         Map<String, String> headers) {
     RequestOptions options = new RequestOptions().setMethod(method).setURI(uri).setIdleTimeout(5_000);
     headers.forEach(options::putHeader);
     // A connection per request: the server closes some (after a 413, 414 or 431) as it answers,

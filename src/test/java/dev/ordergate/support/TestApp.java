@@ -84,10 +84,16 @@ public final class TestApp implements AutoCloseable {
 
   /** With {@code configPath} set, the service watches that file for live sweep tuning. */
   public static TestApp start(JsonObject config, DbUrl db, String configPath) {
+    return start(config, db, configPath, java.util.function.UnaryOperator.identity());
+  }
+
+  /** With {@code customize} applied to the verticle before it deploys (the fuzz test's broken twin). */
+  public static TestApp start(JsonObject config, DbUrl db, String configPath,
+                              java.util.function.UnaryOperator<OrdergateVerticle> customize) {
     Vertx vertx = Vertx.vertx();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    OrdergateVerticle verticle = new OrdergateVerticle(AppConfig.from(config), db, registry, Clock.systemUTC(),
-        configPath);
+    OrdergateVerticle verticle = customize.apply(new OrdergateVerticle(AppConfig.from(config), db, registry,
+        Clock.systemUTC(), configPath));
     String id = vertx.deployVerticle(verticle).await();
     return new TestApp(vertx, db, verticle, id, registry);
   }
