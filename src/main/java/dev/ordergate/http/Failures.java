@@ -72,6 +72,11 @@ public final class Failures {
           || "53300".equals(pg.getSqlState()))) {
         return true;
       }
+      // The pool hands out a connection the server closed a moment ago: "Connection is not active now".
+      if (c instanceof io.vertx.core.VertxException && c.getMessage() != null
+          && c.getMessage().startsWith("Connection is not active")) {
+        return true;
+      }
       if (c.getCause() == c) {
         break;
       }
