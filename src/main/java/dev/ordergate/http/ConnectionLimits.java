@@ -58,7 +58,10 @@ public final class ConnectionLimits {
         .setMaxHeaderSize(config.maxHeaderBytes())
         .setMaxInitialLineLength(config.maxInitialLineBytes())
         .setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
-        .setIdleTimeout((int) config.idleTimeoutMs());
+        .setIdleTimeout((int) config.idleTimeoutMs())
+        // No cleartext HTTP/2: with it on, a connection is only handed over once its protocol is
+        // known, so the per-connection limits below would not see a client that sends nothing.
+        .setHttp2ClearTextEnabled(false);
   }
 
   /** For {@code HttpServer.connectionHandler}. */
