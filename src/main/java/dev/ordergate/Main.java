@@ -34,10 +34,10 @@ public final class Main {
     String command = args.length == 0 ? "serve" : args[0];
     switch (command) {
       case "serve" -> serve();
-      case "reconcile", "drill", "replay" ->
+      case "reconcile", "drill", "replay", "chaos" ->
           System.exit(dev.ordergate.tools.Tools.run(command, java.util.Arrays.copyOfRange(args, 1, args.length)));
       default -> {
-        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay] [--help]");
+        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay | chaos] [--help]");
         System.exit(2);
       }
     }
