@@ -111,6 +111,9 @@ class Bench:
             conf = json.load(f)
         conf["http"]["port"] = port
         conf["admin"]["token"] = ADMIN_TOKEN
+        # A local bench: the shipped development channel and API key stay usable with a db.url.
+        conf["mode"] = "dev"
+        conf["management"] = {"host": "127.0.0.1", "port": 0}
         # Delivery of outbox events is a separate consumer (measured in docs/outbox-NOTE.md); the
         # events are still written by the gate and the sweep in their transactions.
         conf["outbox"]["enabled"] = False

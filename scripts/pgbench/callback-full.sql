@@ -1,11 +1,18 @@
 -- One payment callback with exactly the statements the service's transaction runs for a batch
--- of one: Sql.CLAIM_RECEIPTS, then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
+-- of one: Sql.NOTE_AND_CLAIM (the delivery recorded, the receipt claimed), then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
 -- drive the coupon, the transition, the ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's
 -- answer). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
 -- and the service's statements differ. Same orders and sequence as callback.sql (setup.sql).
 -- pgbench -n -M prepared -c 16 -j 2 -T 20 -f callback-full.sql
 SELECT nextval('bench_seq') AS n \gset
 BEGIN;
+WITH noted AS (
+    INSERT INTO payment_notifications AS n
+        (channel, txn_id, order_no, amount_cents, gateway_status, notification_id, payload, deliveries)
+    SELECT * FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[], ARRAY[NULL]::text[],
+                         ARRAY[NULL]::text[], ARRAY[1]::int[])
+    ON CONFLICT (channel, txn_id, gateway_status, order_no, amount_cents)
+    DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now())
 INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status)
 SELECT * FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[])
 ON CONFLICT (channel, txn_id) DO NOTHING

@@ -60,6 +60,12 @@ public final class Main {
       System.exit(2);
       return;
     }
+    if (config.apiKeyGenerated()) {
+      log.warn("api.keys is not configured (dev mode); generated one for this run: {}", config.apiKeys().get(0));
+    }
+    if (config.devMode()) {
+      log.warn("dev mode: development-only channels and keys are accepted; never take real money like this");
+    }
     if (config.adminTokenGenerated()) {
       log.warn("admin.token is not configured; generated one for this run: {}", config.adminToken());
     }

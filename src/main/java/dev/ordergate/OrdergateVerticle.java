@@ -11,6 +11,9 @@ import dev.ordergate.exceptions.ExceptionRecorder;
 import dev.ordergate.exceptions.ExceptionService;
 import dev.ordergate.exceptions.RefundPolicy;
 import dev.ordergate.http.AdminRoutes;
+import dev.ordergate.http.ApiAuth;
+import dev.ordergate.http.ContentTypeGuard;
+import dev.ordergate.http.RawBody;
 import dev.ordergate.http.ExceptionRoutes;
 import dev.ordergate.http.OutboxRoutes;
 import dev.ordergate.http.CallbackRoutes;
@@ -62,6 +65,7 @@ public final class OrdergateVerticle extends VerticleBase {
 
   private static final Logger log = LoggerFactory.getLogger(OrdergateVerticle.class);
   public static final long BODY_LIMIT_BYTES = 64 * 1024;
+  static final String CALLBACKS_PREFIX = "/api/callbacks/";
 
   private final AppConfig config;
   private final DbUrl dbUrl;
@@ -72,6 +76,9 @@ public final class OrdergateVerticle extends VerticleBase {
   private Pool pool;
   private PaymentGate paymentGate;
   private HttpServer server;
+  private HttpServer managementServer;
+  private CallbackCoalescer coalescer;
+  private long expiryTimer = -1;
   private ReconcileMonitor reconcileMonitor;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
@@ -112,18 +119,25 @@ public final class OrdergateVerticle extends VerticleBase {
           pool = PgBuilder.pool()
               .with(new PoolOptions().setMaxSize(config.dbPoolSize()).setName("ordergate"))
               // Prepared statements are parsed and planned once per connection, not on every execution.
-              .connectingTo(dbUrl.connectOptions().setPipeliningLimit(256)
+              .connectingTo(sessionSettings(dbUrl.connectOptions()).setPipeliningLimit(256)
                   .setCachePreparedStatements(true).setPreparedStatementCacheMaxSize(256))
               .using(vertx)
               .build();
+          Router management = Router.router(vertx);
           ConnectionLimits limits = new ConnectionLimits(vertx, config.server(), registry);
           RejectionLog rejections = new RejectionLog(registry, config.server().rejectionLogPerSecond());
           InputGuard guard = new InputGuard(rejections);
-          Router router = router(guard, rejections);
-          return vertx.createHttpServer(limits.options(config.httpPort(), config.httpHost()))
-              .connectionHandler(limits::connection)
-              .requestHandler(limits.requests(inputGuard ? guard.beforeRouting(router) : router))
-              .listen();
+          Router main = router(management, guard, rejections);
+          return vertx.createHttpServer().requestHandler(management)
+              .listen(config.managementPort(), config.managementHost())
+              .compose(m -> {
+                managementServer = m;
+                log.info("management listener (metrics, health) on {}:{}", config.managementHost(), m.actualPort());
+                return vertx.createHttpServer(limits.options(config.httpPort(), config.httpHost()))
+                    .connectionHandler(limits::connection)
+                    .requestHandler(limits.requests(inputGuard ? guard.beforeRouting(main) : main))
+                    .listen();
+              });
         })
         .compose(s -> config.outbox().enabled()
             ? vertx.deployVerticle(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
@@ -140,7 +154,20 @@ public final class OrdergateVerticle extends VerticleBase {
                 .onSuccess(t -> sweepTuning = t));
   }
 
-  private Router router(InputGuard guard, RejectionLog rejections) {
+  /**
+   * What the gate assumes of every session, set at connection start so that a server or database
+   * default cannot change it: durable commits (an acknowledged payment survives a crash), READ COMMITTED,
+   * and bounded waits, so a row locked by someone else costs a 503 (the gateway retries), not a stall.
+   */
+  private io.vertx.pgclient.PgConnectOptions sessionSettings(io.vertx.pgclient.PgConnectOptions options) {
+    return options
+        .addProperty("synchronous_commit", "on")
+        .addProperty("default_transaction_isolation", "read committed")
+        .addProperty("lock_timeout", Long.toString(config.dbLockTimeoutMs()))
+        .addProperty("statement_timeout", Long.toString(config.dbStatementTimeoutMs()));
+  }
+
+  private Router router(Router management, InputGuard guard, RejectionLog rejections) {
     Metrics metrics = new Metrics(registry);
     outboxMetrics = new OutboxMetrics(registry);
     OutboxWriter outbox = new OutboxWriter(outboxSignal);
@@ -149,18 +176,35 @@ public final class OrdergateVerticle extends VerticleBase {
     CancellationEffects cancellationEffects = new CancellationEffects(outbox);
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics);
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
-    CallbackCoalescer coalescer = new CallbackCoalescer(paymentGate,
-        config.callbacks().maxBatch(), config.callbacks().maxInFlight(), registry);
+    coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
+        config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
+    CallbackCoalescer queue = coalescer;
+    expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
         Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
     OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated);
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
-    root.route().handler(BodyHandler.create().setBodyLimit(BODY_LIMIT_BYTES));
+    // No route takes uploads, and only payment notifications take forms (parsed from their raw bytes).
+    root.route().handler(new ContentTypeGuard(CALLBACKS_PREFIX));
+    root.route(CALLBACKS_PREFIX + "*").handler(new RawBody(BODY_LIMIT_BYTES));
+    root.routeWithRegex("^(?!" + CALLBACKS_PREFIX + ").*")
+        .handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT_BYTES));
+    // The one validation step for every route, once the body is read (RawBody or BodyHandler).
     root.route().handler(inputGuard ? guard : RoutingContext::next);
     root.get("/health/ready").handler(shutdown::readiness);
-    new HealthRoutes(pool, registry).mount(vertx, root);
+    management.get("/health/ready").handler(shutdown::readiness);
+    HealthRoutes health = new HealthRoutes(pool, registry, coalescer::oldestRunnableWaitMs,
+        config.callbacks().readyMaxWaitMs());
+    health.mount(vertx, root);
+    health.mount(vertx, management);
+    health.mountMetrics(management);
+    management.route().failureHandler(Failures::handle);
+    ApiAuth apiAuth = new ApiAuth(config.apiKeys());
+    for (String guarded : new String[] {"/api/orders", "/api/orders/*", "/api/inventory/*", "/api/coupons/*"}) {
+      root.route(guarded).handler(apiAuth);
+    }
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         coalescer::submit, metrics).router(vertx));
@@ -180,6 +224,15 @@ public final class OrdergateVerticle extends VerticleBase {
   /** The port actually bound (useful with port 0 in tests). */
   public int port() {
     return server.actualPort();
+  }
+
+  /** The management listener's port (metrics, health). */
+  public int managementPort() {
+    return managementServer.actualPort();
+  }
+
+  public CallbackCoalescer coalescer() {
+    return coalescer;
   }
 
   public PaymentGate paymentGate() {
@@ -213,6 +266,13 @@ public final class OrdergateVerticle extends VerticleBase {
       reconcileMonitor.stop();
     }
     return shutdown.run(server, java.util.List.of(
+            () -> {
+              // After the drain: queued callbacks keep their timeout while they are answered.
+              if (expiryTimer >= 0) {
+                vertx.cancelTimer(expiryTimer);
+              }
+              return Future.succeededFuture();
+            },
             () -> sweepTuning == null ? Future.succeededFuture() : sweepTuning.close(),
             () -> sweeper == null ? Future.succeededFuture() : sweeper.stop()))
         .compose(v -> pool == null ? Future.succeededFuture() : pool.close());

@@ -3,14 +3,22 @@ package dev.ordergate.config;
 import io.vertx.core.json.JsonObject;
 
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The service's typed configuration, validated once: a bad value throws {@link ConfigException}
- * naming its key. Environment overrides ({@code ORDERGATE_DB_URL}, {@code ORDERGATE_HTTP_PORT},
- * {@code ORDERGATE_ADMIN_TOKEN}) arrive as top-level keys of the merged config and win over the file.
+ * naming its key (never echoing a secret). Environment overrides ({@code ORDERGATE_DB_URL},
+ * {@code ORDERGATE_HTTP_PORT}, {@code ORDERGATE_ADMIN_TOKEN}, {@code ORDERGATE_API_KEYS},
+ * {@code ORDERGATE_MODE}, {@code ORDERGATE_MANAGEMENT_PORT}) arrive as top-level keys of the merged
+ * config and win over the file.
+ *
+ * <p>{@code devMode}: {@code mode} is {@code dev}, or unset with no {@code db.url} (the embedded-database
+ * default). Development-only channels and keys (a channel with {@code devOnly: true}, any secret or key
+ * carrying {@value #DEV_MARKER}) are refused at startup outside dev mode.
  */
 public record AppConfig(
     String httpHost,
@@ -23,6 +31,13 @@ public record AppConfig(
     long autoRefundMaxCents,
     String adminToken,
     boolean adminTokenGenerated,
+    boolean devMode,
+    List<String> apiKeys,
+    boolean apiKeyGenerated,
+    String managementHost,
+    int managementPort,
+    long dbLockTimeoutMs,
+    long dbStatementTimeoutMs,
     CallbacksConfig callbacks,
     OutboxConfig outbox,
     SweepConfig sweep,
@@ -30,6 +45,8 @@ public record AppConfig(
     ServerConfig server) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
+  /** Every secret or key this repository publishes carries this marker; none is accepted outside dev mode. */
+  public static final String DEV_MARKER = "DEVELOPMENT-ONLY";
 
   public static AppConfig from(JsonObject json) {
     ConfigReader r = new ConfigReader(json);
@@ -44,13 +61,20 @@ public record AppConfig(
     String token = r.string("ORDERGATE_ADMIN_TOKEN", r.string("admin.token", null));
     boolean generated = token == null;
     if (generated) {
-      byte[] bytes = new byte[24];
-      new SecureRandom().nextBytes(bytes);
-      token = HexFormat.of().formatHex(bytes);
+      token = randomHex();
     } else if (token.length() < 16) {
       throw new ConfigException("admin.token", "must be at least 16 characters");
     }
     int poolSize = r.intValue("db.poolSize", 10, 1, 200);
+    boolean dev = devMode(r, dbUrl);
+    List<String> apiKeys = apiKeys(r, dev);
+    boolean apiKeyGenerated = apiKeys.isEmpty();
+    if (apiKeyGenerated) {
+      apiKeys = List.of(randomHex());
+    }
+    int managementPort = r.raw("ORDERGATE_MANAGEMENT_PORT") != null
+        ? r.intValue("ORDERGATE_MANAGEMENT_PORT", 8081, 0, 65535)
+        : r.intValue("management.port", 8081, 0, 65535);
     return new AppConfig(
         r.string("http.host", "0.0.0.0"),
         port,
@@ -58,10 +82,17 @@ public record AppConfig(
         poolSize,
         r.string("db.embeddedDataDir", "data/pg"),
         r.integer("orders.paymentTimeoutSeconds", 1800, 1, MAX_TIMEOUT_SECONDS),
-        channels(r),
+        channels(r, dev),
         r.integer("payments.autoRefundMaxCents", 10_000, 0, Long.MAX_VALUE),
         token,
         generated,
+        dev,
+        apiKeys,
+        apiKeyGenerated,
+        r.string("management.host", "127.0.0.1"),
+        managementPort,
+        r.integer("db.lockTimeoutMs", 3_000, 1, 600_000),
+        r.integer("db.statementTimeoutMs", 30_000, 1, 3_600_000),
         CallbacksConfig.from(r, poolSize),
         OutboxConfig.from(r),
         SweepConfig.from(r),
@@ -69,7 +100,65 @@ public record AppConfig(
         ServerConfig.from(r));
   }
 
-  private static Map<String, ChannelConfig> channels(ConfigReader r) {
+  private static String randomHex() {
+    byte[] bytes = new byte[24];
+    new SecureRandom().nextBytes(bytes);
+    return HexFormat.of().formatHex(bytes);
+  }
+
+  private static boolean devMode(ConfigReader r, String dbUrl) {
+    String key = r.raw("ORDERGATE_MODE") != null ? "ORDERGATE_MODE" : "mode";
+    String mode = r.string(key, null);
+    if (mode == null) {
+      return dbUrl == null;
+    }
+    return switch (mode) {
+      case "dev" -> true;
+      case "production" -> false;
+      default -> throw new ConfigException(key, "must be \"dev\" or \"production\"");
+    };
+  }
+
+  /**
+   * The service credentials for {@code /api/orders}, {@code /api/inventory} and {@code /api/coupons}:
+   * {@code ORDERGATE_API_KEYS} (comma-separated) or {@code api.keys}. Outside dev mode at least one is
+   * needed, and the published development key is refused. Empty: dev mode generates one for the run.
+   */
+  private static List<String> apiKeys(ConfigReader r, boolean dev) {
+    String key;
+    List<String> keys;
+    Object env = r.raw("ORDERGATE_API_KEYS");
+    if (env != null) {
+      key = "ORDERGATE_API_KEYS";
+      keys = new ArrayList<>();
+      for (String k : String.valueOf(env).split(",")) {
+        if (!k.isBlank()) {
+          keys.add(k.trim());
+        }
+      }
+    } else {
+      key = "api.keys";
+      keys = r.strings(key);
+    }
+    for (int i = 0; i < keys.size(); i++) {
+      String k = keys.get(i);
+      if (k.length() < 16 || k.length() > 256 || !k.matches("[\\x21-\\x7e]+")) {
+        throw new ConfigException(key + "[" + i + "]", "must be 16-256 printable characters without spaces");
+      }
+      if (k.chars().distinct().count() < 8) {
+        throw new ConfigException(key + "[" + i + "]", "is too uniform to be a secret (fewer than 8 distinct characters)");
+      }
+      if (!dev && k.contains(DEV_MARKER)) {
+        throw new ConfigException(key + "[" + i + "]", "is the published development key; it is refused outside dev mode");
+      }
+    }
+    if (keys.isEmpty() && !dev) {
+      throw new ConfigException(key, "needs at least one key outside dev mode (or set ORDERGATE_API_KEYS)");
+    }
+    return List.copyOf(keys);
+  }
+
+  private static Map<String, ChannelConfig> channels(ConfigReader r, boolean dev) {
     Map<String, ChannelConfig> out = new LinkedHashMap<>();
     for (String name : r.object("payments.channels").fieldNames()) {
       if (!name.matches("[A-Za-z0-9_-]{1,32}")) {
@@ -82,10 +171,16 @@ public record AppConfig(
       }
       String refundUrl = r.string(prefix + "refundUrl", null);
       if (refundUrl != null && !refundUrl.matches("https?://.+")) {
-        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + refundUrl);
+        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL");
+      }
+      boolean devOnly = r.bool(prefix + "devOnly", false) || secrets.stream().anyMatch(x -> x.contains(DEV_MARKER));
+      if (devOnly && !dev) {
+        throw new ConfigException("payments.channels." + name, "is development-only (devOnly, or a published "
+            + "development secret) and the service is not in dev mode: remove the channel, or set mode to \"dev\" "
+            + "on a machine that takes no real money");
       }
       out.put(name, new ChannelConfig(name, secrets,
-          r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl));
+          r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl, devOnly));
     }
     return Map.copyOf(out);
   }

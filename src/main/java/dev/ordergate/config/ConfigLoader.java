@@ -17,7 +17,8 @@ public final class ConfigLoader {
   public static final String CONF_ENV = "ORDERGATE_CONF";
   public static final String DEFAULT_PATH = "conf/config.json";
   static final JsonArray ENV_KEYS = new JsonArray()
-      .add("ORDERGATE_DB_URL").add("ORDERGATE_HTTP_PORT").add("ORDERGATE_ADMIN_TOKEN");
+      .add("ORDERGATE_DB_URL").add("ORDERGATE_HTTP_PORT").add("ORDERGATE_ADMIN_TOKEN")
+      .add("ORDERGATE_API_KEYS").add("ORDERGATE_MODE").add("ORDERGATE_MANAGEMENT_PORT");
 
   private ConfigLoader() {
   }

@@ -26,9 +26,9 @@ public record OutboxConfig(
   public static OutboxConfig from(ConfigReader r) {
     long leaseMs = r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000);
     long httpTimeoutMs = r.integer("outbox.httpTimeoutMs", 10_000, 100, 600_000);
-    if (httpTimeoutMs >= leaseMs) {
+    if (httpTimeoutMs > leaseMs - 1_000) {
       throw new ConfigException("outbox.httpTimeoutMs",
-          "must be below outbox.leaseMs (" + leaseMs + "), or a slow delivery is claimed twice");
+          "must be at least 1000 ms below outbox.leaseMs (" + leaseMs + "): a delivery must end inside its claim");
     }
     long baseDelayMs = r.integer("outbox.baseDelayMs", 1_000, 1, 3_600_000);
     Map<String, String> sinks = new LinkedHashMap<>();

@@ -8,19 +8,20 @@ public final class ExceptionSql {
 
   /**
    * Opens the exceptions of one gate transaction in one statement: per row ({@code $1..$7}:
-   * order, kind, channel, txn, amount, decided status, why) the exception (idempotent by
-   * channel + txn id), its history (OPENED, then REFUND_REQUESTED or MANUAL_REVIEW) and, for an
+   * order, kind, channel, txn, amount, decided status, why, conflict key) the exception (idempotent by
+   * channel + txn id + conflict key), its history (OPENED, then REFUND_REQUESTED or MANUAL_REVIEW) and, for an
    * automatic refund, the REFUND_REQUESTED outbox event. Rows that already existed do nothing.
    */
   public static final String OPEN_EXCEPTIONS = """
       WITH x AS (
-          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-              AS x(order_no, kind, channel, txn_id, amount_cents, status, reason)),
+          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
+                               $8::text[])
+              AS x(order_no, kind, channel, txn_id, amount_cents, status, reason, conflict_key)),
       ins AS (
-          INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents, status)
-          SELECT order_no, kind, channel, txn_id, amount_cents, status FROM x
-          ON CONFLICT (channel, txn_id) DO NOTHING
-          RETURNING id, order_no, kind, channel, txn_id, amount_cents, status),
+          INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents, status, conflict_key)
+          SELECT order_no, kind, channel, txn_id, amount_cents, status, conflict_key FROM x
+          ON CONFLICT (channel, txn_id, conflict_key) DO NOTHING
+          RETURNING id, order_no, kind, channel, txn_id, amount_cents, status, conflict_key),
       ev AS (
           INSERT INTO outbox_events (type, order_no, payload, exception_id)
           SELECT 'REFUND_REQUESTED', ins.order_no,
@@ -34,7 +35,7 @@ public final class ExceptionSql {
           INSERT INTO exception_history (exception_id, event, from_status, to_status, actor, detail)
           SELECT ins.id, s.event, s.from_status, s.to_status, s.actor, s.detail
           FROM ins
-          JOIN x ON x.channel = ins.channel AND x.txn_id = ins.txn_id
+          JOIN x ON x.channel = ins.channel AND x.txn_id = ins.txn_id AND x.conflict_key = ins.conflict_key
           CROSS JOIN LATERAL (VALUES
               (1, 'OPENED', NULL, 'OPEN', 'PAYMENT_CALLBACK',
                ins.kind || ': txn ' || ins.txn_id || ' on ' || ins.channel || ', ' || ins.amount_cents || ' cents'),

@@ -38,13 +38,14 @@ public final class OutboxSql {
   /**
    * Claims up to {@code $1} due events for {@code $2} ms under claim token {@code $4} (relay
    * {@code $3}). An event waits while an earlier event of its order is still pending (in flight
-   * included), so one order's events leave in order; locked rows are skipped, not waited for.
+   * included), so one order's events leave in order; locked rows are skipped, not waited for. An
+   * event that used its {@code $5} attempts is never claimed again ({@link #EXHAUST} ends it).
    */
   public static final String CLAIM = """
       WITH due AS (
           SELECT e.id FROM outbox_events e
           WHERE e.status = 'PENDING' AND e.next_attempt_at <= now()
-            AND (e.claimed_until IS NULL OR e.claimed_until <= now())
+            AND (e.claimed_until IS NULL OR e.claimed_until <= now()) AND e.attempts < $5
             AND NOT EXISTS (SELECT 1 FROM outbox_events p
                             WHERE p.order_no = e.order_no AND p.status = 'PENDING' AND p.seq < e.seq)
           ORDER BY e.next_attempt_at, e.seq
@@ -92,17 +93,44 @@ public final class OutboxSql {
               claim_token = NULL, claimed_until = NULL, last_error = $3::text
           WHERE id = $1 AND claim_token = $2 AND status = 'PENDING'
           RETURNING id, status, exception_id, attempts, next_attempt_at),
-      ex AS (
-          UPDATE exception_orders x SET status = 'REFUND_FAILED', updated_at = now()
-          FROM ev WHERE ev.status = 'DEAD' AND x.id = ev.exception_id AND x.status = 'REFUND_PENDING'
-          RETURNING x.id, ev.attempts),
-      h AS (
-          INSERT INTO exception_history (exception_id, event, from_status, to_status, actor, detail)
-          SELECT id, 'REFUND_FAILED', 'REFUND_PENDING', 'REFUND_FAILED', $7::text,
-                 'gave up after ' || attempts || ' attempt(s): ' || $3::text
-          FROM ex)
+      """ + refundFailed("$7", "$3::text") + """
+
       SELECT status, attempts, greatest(0, ceil(extract(epoch FROM next_attempt_at - now()) * 1000))::bigint AS retry_in_ms
       FROM ev""";
+
+  /**
+   * The CTEs after {@code ev} (events just updated, with their status) that fail the exceptions of the
+   * refund requests among them that went DEAD: REFUND_PENDING -> REFUND_FAILED, with history by relay
+   * {@code relayParam}, the detail ending in {@code why}.
+   */
+  private static String refundFailed(String relayParam, String why) {
+    return """
+        ex AS (
+            UPDATE exception_orders x SET status = 'REFUND_FAILED', updated_at = now()
+            FROM ev WHERE ev.status = 'DEAD' AND x.id = ev.exception_id AND x.status = 'REFUND_PENDING'
+            RETURNING x.id, ev.attempts),
+        h AS (
+            INSERT INTO exception_history (exception_id, event, from_status, to_status, actor, detail)
+            SELECT id, 'REFUND_FAILED', 'REFUND_PENDING', 'REFUND_FAILED', %s::text,
+                   'gave up after ' || attempts || ' attempt(s): ' || %s
+            FROM ex)""".formatted(relayParam, why);
+  }
+
+  /**
+   * Events whose last allowed attempt ({@code $1}) was claimed and never marked (the relay died or
+   * lost its lease mid-delivery) go DEAD once that lease ran out, like any exhausted event; a dead
+   * refund request fails its exception. {@code $2} is the relay.
+   */
+  public static final String EXHAUST = """
+      WITH ev AS (
+          UPDATE outbox_events
+          SET status = 'DEAD', claim_token = NULL, claimed_until = NULL,
+              last_error = coalesce(last_error, 'the last attempt was never answered within its lease')
+          WHERE status = 'PENDING' AND attempts >= $1 AND claimed_until <= now()
+          RETURNING id, status, exception_id, attempts),
+      """ + refundFailed("$2", "'the last attempt was never answered within its lease'") + """
+
+      SELECT count(*) AS n FROM ev""";
 
   public static final String COUNT_PENDING = "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'";
 

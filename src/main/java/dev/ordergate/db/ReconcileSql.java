@@ -14,6 +14,12 @@ public final class ReconcileSql {
   /** Every check runs in one snapshot and writes nothing. */
   public static final String SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
+  /**
+   * The checks read whole tables: the service's session-wide {@code statement_timeout} (sized for
+   * the gate) does not apply inside the reconciliation's own read-only transaction.
+   */
+  public static final String NO_STATEMENT_TIMEOUT = "SET LOCAL statement_timeout = 0";
+
   /** Wraps a check so that it returns at most {@code $1} rows plus the total count. */
   public static String limited(String check) {
     return "SELECT v.order_no, v.sku, v.detail, count(*) OVER () AS total FROM (" + check
@@ -109,12 +115,38 @@ public final class ReconcileSql {
                          ELSE format('in exception order %s with %s cents', e.id, e.amount_cents) END) AS detail
       FROM payment_receipts r
       LEFT JOIN orders o ON o.order_no = r.order_no
-      LEFT JOIN exception_orders e ON e.channel = r.channel AND e.txn_id = r.txn_id
+      LEFT JOIN exception_orders e ON e.channel = r.channel AND e.txn_id = r.txn_id AND e.conflict_key = ''
       WHERE r.gateway_status = 'SUCCESS'
         AND NOT ((r.outcome = 'APPLIED' AND e.id IS NULL AND o.status = 'PAID' AND o.paid_channel = r.channel
                   AND o.paid_txn_id = r.txn_id AND o.amount_cents = r.amount_cents)
               OR (r.outcome IS DISTINCT FROM 'APPLIED' AND e.id IS NOT NULL AND e.amount_cents = r.amount_cents
                   AND e.order_no = r.order_no))""";
+
+  /**
+   * Every distinct SUCCESS content a gateway ever delivered is accounted for: the one its receipt
+   * holds is the applied payment of a PAID order or in an exception order; one that differs from its
+   * receipt (another order or amount) is in a CONFLICTING_DUPLICATE exception of its own.
+   */
+  public static final String SUCCESS_NOTIFICATION_ACCOUNTED = """
+      SELECT n.order_no, NULL::text AS sku,
+             format('SUCCESS notification %s/%s (order %s, %s cents, %s deliveries) is %s', n.channel, n.txn_id,
+                    n.order_no, n.amount_cents, n.deliveries,
+                    CASE WHEN r.id IS NULL THEN 'recorded but has no receipt'
+                         WHEN r.order_no = n.order_no AND r.amount_cents = n.amount_cents
+                              THEN 'neither the applied payment of a PAID order nor in an exception order'
+                         ELSE format('unlike its receipt (order %s, %s cents) and in no conflict exception',
+                                     r.order_no, r.amount_cents) END) AS detail
+      FROM payment_notifications n
+      LEFT JOIN payment_receipts r ON r.channel = n.channel AND r.txn_id = n.txn_id
+      WHERE n.gateway_status = 'SUCCESS'
+        AND NOT (r.id IS NOT NULL AND (
+             (r.order_no = n.order_no AND r.amount_cents = n.amount_cents AND (
+                  EXISTS (SELECT 1 FROM orders o WHERE o.order_no = r.order_no AND o.status = 'PAID'
+                                                   AND o.paid_channel = n.channel AND o.paid_txn_id = n.txn_id)
+               OR EXISTS (SELECT 1 FROM exception_orders e WHERE e.channel = n.channel AND e.txn_id = n.txn_id
+                                                             AND e.conflict_key = '')))
+          OR EXISTS (SELECT 1 FROM exception_orders e WHERE e.channel = n.channel AND e.txn_id = n.txn_id
+                                                        AND e.conflict_key = n.order_no || '/' || n.amount_cents)))""";
 
   /** A PAID order has exactly one applied receipt; a CANCELLED (or pending) order has none. */
   public static final String PAID_HAS_ONE_APPLIED_RECEIPT = """

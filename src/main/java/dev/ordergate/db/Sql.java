@@ -99,8 +99,19 @@ public final class Sql {
 
   // ---- the gate: payment --------------------------------------------------------------------
 
-  /** The idempotency claim: rows that come back are new; the others were received before. */
-  public static final String CLAIM_RECEIPTS = """
+  /**
+   * Records every verified delivery ({@code $6..$13}: one row per distinct content, with its delivery
+   * count, sorted by key) and claims the idempotency key of the SUCCESS ones ({@code $1..$5}): receipt
+   * rows that come back are new; the others were received before. A non-final status never claims.
+   */
+  public static final String NOTE_AND_CLAIM = """
+      WITH noted AS (
+          INSERT INTO payment_notifications AS n
+              (channel, txn_id, order_no, amount_cents, gateway_status, notification_id, payload, deliveries)
+          SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[],
+                               $12::text[], $13::int[])
+          ON CONFLICT (channel, txn_id, gateway_status, order_no, amount_cents)
+          DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now())
       INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status)
       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
       ON CONFLICT (channel, txn_id) DO NOTHING
@@ -155,7 +166,7 @@ public final class Sql {
       WHERE r.channel = x.channel AND r.txn_id = x.txn_id""";
 
   public static final String FIRST_ANSWERS = """
-      SELECT r.channel, r.txn_id, r.order_no, r.outcome, r.order_status
+      SELECT r.channel, r.txn_id, r.order_no, r.amount_cents, r.outcome, r.order_status
       FROM payment_receipts r
       JOIN unnest($1::text[], $2::text[]) AS x(channel, txn_id) ON r.channel = x.channel AND r.txn_id = x.txn_id""";
 

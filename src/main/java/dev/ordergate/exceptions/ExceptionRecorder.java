@@ -16,7 +16,7 @@ import java.util.List;
 /**
  * Opens exception orders inside the payment gate's transaction: decides each one's refund tier,
  * and writes the exception, its history and (automatic refund) the REFUND_REQUESTED outbox event
- * in one statement. Idempotent by (channel, txn id): a repeated callback opens nothing.
+ * in one statement. Idempotent by (channel, txn id, conflict key): a repeated callback opens nothing.
  */
 public final class ExceptionRecorder {
 
@@ -28,6 +28,14 @@ public final class ExceptionRecorder {
   public ExceptionRecorder(RefundPolicy policy, OutboxSignal signal) {
     this.policy = policy;
     this.signal = signal;
+  }
+
+  /**
+   * One exception per txn, plus one per distinct conflicting content ({@code order/amount}) of a
+   * CONFLICTING_DUPLICATE: a repeated delivery of either opens nothing new.
+   */
+  static String conflictKey(ExceptionKind kind, PaymentCallback cb) {
+    return kind == ExceptionKind.CONFLICTING_DUPLICATE ? cb.orderNo() + "/" + cb.amountCents() : "";
   }
 
   /** {@code kinds.get(i)} is why {@code payments.get(i)} was not applied. */
@@ -43,6 +51,7 @@ public final class ExceptionRecorder {
     Long[] amounts = new Long[n];
     String[] statuses = new String[n];
     String[] reasons = new String[n];
+    String[] conflictKeys = new String[n];
     for (int i = 0; i < n; i++) {
       PaymentCallback cb = payments.get(i);
       RefundPolicy.Decision d = policy.decide(kinds.get(i), cb.channel(), cb.amountCents());
@@ -53,9 +62,10 @@ public final class ExceptionRecorder {
       amounts[i] = cb.amountCents();
       statuses[i] = d.status().name();
       reasons[i] = d.reason();
+      conflictKeys[i] = conflictKey(kinds.get(i), cb);
     }
     return conn.preparedQuery(ExceptionSql.OPEN_EXCEPTIONS)
-        .execute(Params.of(orderNos, kindNames, channels, txnIds, amounts, statuses, reasons))
+        .execute(Params.of(orderNos, kindNames, channels, txnIds, amounts, statuses, reasons, conflictKeys))
         .map(rows -> {
           boolean refunds = false;
           for (Row r : rows) {

@@ -31,21 +31,21 @@ public final class CancelGate {
   private final Pool pool;
   private final CancellationEffects effects;
   private final Metrics metrics;
+  private final GateHook hook;
 
   public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics) {
+    this(pool, effects, metrics, GateHook.NONE);
+  }
+
+  public CancelGate(Pool pool, CancellationEffects effects, Metrics metrics, GateHook hook) {
     this.pool = pool;
     this.effects = effects;
     this.metrics = metrics;
+    this.hook = hook;
   }
 
   public Future<CancelResult> cancel(String orderNo, TransitionSource source, String actor, String reference) {
-    return Tx.run(pool, conn -> conn.preparedQuery(Sql.CANCEL_ONE)
-            .execute(Params.of(orderNo, source.name()))
-            .compose(won -> won.rowCount() == 1
-                ? effects.apply(conn, new CancellationEffects.Cancelled(
-                        List.of(orderNo), List.of(actor), Collections.singletonList(reference)), source)
-                    .map(v -> new CancelResult(orderNo, CancelOutcome.CANCELLED, OrderStatus.CANCELLED))
-                : answerLoser(conn, orderNo)))
+    return Tx.run(pool, conn -> attempt(conn, orderNo, source, actor, reference, false))
         .onSuccess(result -> {
           if (result.outcome() == CancelOutcome.CANCELLED) {
             metrics.transitions(source, OrderStatus.CANCELLED, 1);
@@ -54,10 +54,34 @@ public final class CancelGate {
         });
   }
 
-  private static Future<CancelResult> answerLoser(SqlConnection conn, String orderNo) {
-    return conn.preparedQuery(Sql.ORDER_STATUS).execute(Params.of(orderNo)).map(rows -> loserAnswer(orderNo, rows));
+  /**
+   * The conditional UPDATE; a loser reads the status it lost to. One that reads pending lost only
+   * because the order's creation committed after the UPDATE began: it goes through the gate once more.
+   */
+  private Future<CancelResult> attempt(SqlConnection conn, String orderNo, TransitionSource source, String actor,
+                                       String reference, boolean retried) {
+    return conn.preparedQuery(Sql.CANCEL_ONE)
+        .execute(Params.of(orderNo, source.name()))
+        .compose(won -> won.rowCount() == 1
+            ? effects.apply(conn, new CancellationEffects.Cancelled(
+                    List.of(orderNo), List.of(actor), Collections.singletonList(reference)), source)
+                .map(v -> new CancelResult(orderNo, CancelOutcome.CANCELLED, OrderStatus.CANCELLED))
+            : hook.afterUpdate(conn)
+                .compose(v -> conn.preparedQuery(Sql.ORDER_STATUS).execute(Params.of(orderNo)))
+                .compose(rows -> {
+                  CancelResult answer = loserAnswer(orderNo, rows);
+                  if (answer != null) {
+                    return Future.succeededFuture(answer);
+                  }
+                  if (retried) {
+                    return Future.failedFuture(new IllegalStateException(
+                        "order " + orderNo + " lost the gate twice but reads pending"));
+                  }
+                  return attempt(conn, orderNo, source, actor, reference, true);
+                }));
   }
 
+  /** The loser's answer; null when it reads pending (the UPDATE began before the order existed). */
   private static CancelResult loserAnswer(String orderNo, RowSet<Row> rows) {
     if (rows.size() == 0) {
       return new CancelResult(orderNo, CancelOutcome.NOT_FOUND, null);
@@ -66,8 +90,7 @@ public final class CancelGate {
     return switch (status) {
       case PAID -> new CancelResult(orderNo, CancelOutcome.ALREADY_PAID, status);
       case CANCELLED -> new CancelResult(orderNo, CancelOutcome.ALREADY_CANCELLED, status);
-      // The conditional UPDATE saw a terminal status; a status never returns to pending.
-      case PENDING_PAYMENT -> throw new IllegalStateException("order " + orderNo + " lost the gate but reads pending");
+      case PENDING_PAYMENT -> null;
     };
   }
 }

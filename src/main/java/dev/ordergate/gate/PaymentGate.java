@@ -31,20 +31,27 @@ import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
- * Applies verified payment callbacks through the one-way gate, a batch per transaction (a batch
- * of one is the plain case). Per callback:
+ * Applies verified payment notifications through the one-way gate, a batch per transaction (a batch
+ * of one is the plain case). Per notification:
  * <ol>
- *   <li>claim the receipt: {@code INSERT ... ON CONFLICT (channel, txn_id) DO NOTHING RETURNING};
- *       a callback whose receipt exists answers the first answer, marked duplicate. A duplicate of
- *       a receipt still in flight waits on its row lock and then reads the committed answer;</li>
+ *   <li>record the delivery ({@code payment_notifications}, one row per distinct content) and, for a
+ *       SUCCESS, claim the receipt: {@code INSERT ... ON CONFLICT (channel, txn_id) DO NOTHING RETURNING}.
+ *       A non-final status never claims the key: it is answered IGNORED and changes nothing. A SUCCESS
+ *       whose receipt exists answers the first answer, marked duplicate; if its order or amount differs
+ *       from the first SUCCESS it also opens a CONFLICTING_DUPLICATE exception (manual review). A
+ *       duplicate of a receipt still in flight waits on its row lock and then reads the committed answer;</li>
  *   <li>one conditional {@code UPDATE ... status = 'PAID' WHERE status = 'PENDING_PAYMENT' AND amount
  *       matches}; only the rows it returns mark the coupon used and write the transition;</li>
  *   <li>a loser reads the status it lost to and opens an exception order: money is never kept
  *       silently. Its refund tier is decided in the same transaction ({@link ExceptionRecorder});
- *       a winner writes ORDER_PAID and NOTIFY_SMS to the outbox, a loser no event of the order. An order past its expiry but not yet cancelled is still paid: the claim decides.</li>
+ *       a winner writes ORDER_PAID and NOTIFY_SMS to the outbox, a loser no event of the order. An
+ *       order past its expiry but not yet cancelled is still paid: the claim decides. A loser that
+ *       reads a pending order with the right amount (its creation committed between the UPDATE and
+ *       the read) goes through the gate once more.</li>
  * </ol>
  * Several callbacks for one order in one batch are applied in arrival order (one UPDATE round
- * each), so a batch answers exactly as the same callbacks one by one would.
+ * each), so a batch answers exactly as the same callbacks one by one would. A batch that fails fails
+ * whole; {@link CallbackCoalescer} then runs its callbacks one by one.
  */
 public final class PaymentGate {
 
@@ -54,53 +61,26 @@ public final class PaymentGate {
   private final Metrics metrics;
   private final OutboxWriter outbox;
   private final ExceptionRecorder exceptionRecorder;
+  private final GateHook hook;
 
   /** Winners write ORDER_PAID and NOTIFY_SMS to {@code outbox}; losers open exceptions through {@code exceptionRecorder}. */
   public PaymentGate(Pool pool, Metrics metrics, OutboxWriter outbox, ExceptionRecorder exceptionRecorder) {
+    this(pool, metrics, outbox, exceptionRecorder, GateHook.NONE);
+  }
+
+  public PaymentGate(Pool pool, Metrics metrics, OutboxWriter outbox, ExceptionRecorder exceptionRecorder,
+                     GateHook hook) {
     this.pool = pool;
     this.metrics = metrics;
     this.outbox = outbox;
     this.exceptionRecorder = exceptionRecorder;
+    this.hook = hook;
   }
 
-  /** Answers for {@code batch}, in its order. A batch that fails is split and retried one by one. */
+  /** Answers for {@code batch}, in its order, after its one transaction committed. */
   public Future<List<CallbackResult>> apply(List<PaymentCallback> batch) {
-    return transaction(batch).recover(err -> batch.size() > 1 ? isolate(batch, err) : Future.failedFuture(err));
-  }
-
-  private Future<List<CallbackResult>> transaction(List<PaymentCallback> batch) {
-    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder).execute()).onSuccess(results -> record(batch, results));
-  }
-
-  /** One poisoned callback must not fail the others: each one alone, its own failure its own. */
-  private Future<List<CallbackResult>> isolate(List<PaymentCallback> batch, Throwable cause) {
-    log.warn("batch of {} callbacks failed ({}); applying them one by one", batch.size(), cause.getMessage());
-    List<Future<CallbackResult>> singles = new ArrayList<>();
-    for (PaymentCallback cb : batch) {
-      singles.add(transaction(List.of(cb)).map(r -> r.get(0)));
-    }
-    return Future.join(singles).transform(ar -> {
-      if (ar.succeeded()) {
-        List<CallbackResult> out = new ArrayList<>();
-        singles.forEach(f -> out.add(f.result()));
-        return Future.succeededFuture(out);
-      }
-      return Future.failedFuture(new PartialBatchFailure(singles));
-    });
-  }
-
-  /** Thrown when isolation left some callbacks failed; carries every single's own future. */
-  public static final class PartialBatchFailure extends RuntimeException {
-    private final transient List<Future<CallbackResult>> singles;
-
-    PartialBatchFailure(List<Future<CallbackResult>> singles) {
-      super("some callbacks of the batch failed", null, false, false);
-      this.singles = singles;
-    }
-
-    public List<Future<CallbackResult>> singles() {
-      return singles;
-    }
+    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook).execute())
+        .onSuccess(results -> record(batch, results));
   }
 
   private void record(List<PaymentCallback> batch, List<CallbackResult> results) {
@@ -108,6 +88,12 @@ public final class PaymentGate {
       PaymentCallback cb = batch.get(i);
       CallbackResult r = results.get(i);
       metrics.callback(cb.channel(), r.outcome(), r.duplicate());
+      if (r.conflicting()) {
+        metrics.callbackConflict(cb.channel());
+        log.warn("conflicting duplicate: channel {} txn {} says order {} amount {}, unlike its first SUCCESS "
+            + "(answered {}); exception opened for manual review", cb.channel(), cb.txnId(), cb.orderNo(),
+            cb.amountCents(), r.outcome());
+      }
       if (r.duplicate()) {
         continue;
       }
@@ -127,36 +113,72 @@ public final class PaymentGate {
     }
   }
 
+  /** One distinct delivered content: the unique key of {@code payment_notifications}. */
+  private record Note(String channel, String txnId, String status, String orderNo, long amountCents) {
+    static Note of(PaymentCallback cb) {
+      return new Note(cb.channel(), cb.txnId(), cb.gatewayStatus(), cb.orderNo(), cb.amountCents());
+    }
+  }
+
+  private static final Comparator<Note> NOTE_ORDER = Comparator.comparing(Note::channel)
+      .thenComparing(Note::txnId).thenComparing(Note::status).thenComparing(Note::orderNo)
+      .thenComparingLong(Note::amountCents);
+
   /** One transaction's work over one batch. */
   private static final class Run {
     private final SqlConnection conn;
     private final List<PaymentCallback> batch;
     private final OutboxWriter outbox;
     private final ExceptionRecorder exceptionRecorder;
-    /** First occurrence of each key; later ones in the batch are duplicates of it. */
+    private final GateHook hook;
+    /** First SUCCESS of each key; later ones in the batch are duplicates of it. */
     private final Map<Key, PaymentCallback> primaries = new LinkedHashMap<>();
+    /** Non-final notifications: recorded and answered IGNORED. */
+    private final List<PaymentCallback> nonFinal = new ArrayList<>();
     private final Map<Key, CallbackResult> answers = new HashMap<>();
+    /** The order and amount of each key's first SUCCESS (this batch's or a receipt's). */
+    private final Map<Key, PaymentCallback> firstContent = new HashMap<>();
+    private final Map<String, OrderStatus> ignoredStatus = new HashMap<>();
     private final List<PaymentCallback> exceptions = new ArrayList<>();
+    private final List<ExceptionKind> exceptionKinds = new ArrayList<>();
 
-    Run(SqlConnection conn, List<PaymentCallback> batch, OutboxWriter outbox, ExceptionRecorder exceptionRecorder) {
+    Run(SqlConnection conn, List<PaymentCallback> batch, OutboxWriter outbox, ExceptionRecorder exceptionRecorder,
+        GateHook hook) {
       this.conn = conn;
       this.batch = batch;
       this.outbox = outbox;
       this.exceptionRecorder = exceptionRecorder;
+      this.hook = hook;
       for (PaymentCallback cb : batch) {
-        primaries.putIfAbsent(Key.of(cb), cb);
+        if (cb.isSuccess()) {
+          primaries.putIfAbsent(Key.of(cb), cb);
+        } else {
+          nonFinal.add(cb);
+        }
       }
     }
 
     Future<List<CallbackResult>> execute() {
       List<PaymentCallback> all = new ArrayList<>(primaries.values());
-      // Receipts are claimed in key order, so concurrent batches take their unique-index locks in
-      // one order and do not deadlock on each other; everything else keeps arrival order.
+      // Receipts (and notification rows) are claimed in key order, so concurrent batches take their
+      // unique-index locks in one order and do not deadlock on each other; everything else keeps arrival order.
       List<PaymentCallback> byKey = new ArrayList<>(all);
       byKey.sort(Comparator.comparing(PaymentCallback::channel).thenComparing(PaymentCallback::txnId));
-      return conn.preparedQuery(Sql.CLAIM_RECEIPTS).execute(Params.of(
+      Map<Note, PaymentCallback> notes = new TreeMap<>(NOTE_ORDER);
+      Map<Note, Integer> deliveries = new HashMap<>();
+      for (PaymentCallback cb : batch) {
+        Note n = Note.of(cb);
+        notes.putIfAbsent(n, cb);
+        deliveries.merge(n, 1, Integer::sum);
+      }
+      List<PaymentCallback> noted = new ArrayList<>(notes.values());
+      Integer[] counts = notes.keySet().stream().map(deliveries::get).toArray(Integer[]::new);
+      return conn.preparedQuery(Sql.NOTE_AND_CLAIM).execute(Params.of(
               strings(byKey, PaymentCallback::channel), strings(byKey, PaymentCallback::txnId),
-              strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus)))
+              strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus),
+              strings(noted, PaymentCallback::channel), strings(noted, PaymentCallback::txnId),
+              strings(noted, PaymentCallback::orderNo), amounts(noted), strings(noted, PaymentCallback::gatewayStatus),
+              strings(noted, PaymentCallback::notificationId), strings(noted, PaymentCallback::payload), counts))
           .compose(claimed -> {
             List<PaymentCallback> fresh = new ArrayList<>();
             List<PaymentCallback> seen = new ArrayList<>();
@@ -165,37 +187,52 @@ public final class PaymentGate {
               claimedKeys.add(new Key(row.getString("channel"), row.getString("txn_id")));
             }
             for (PaymentCallback cb : all) {
-              (claimedKeys.contains(Key.of(cb)) ? fresh : seen).add(cb);
+              if (claimedKeys.contains(Key.of(cb))) {
+                fresh.add(cb);
+                firstContent.put(Key.of(cb), cb);
+              } else {
+                seen.add(cb);
+              }
             }
             return applyFresh(fresh)
                 .compose(v -> recordOutcomes(fresh))
-                .compose(v -> openExceptions())
-                .compose(v -> firstAnswers(seen));
+                .compose(v -> firstAnswers(seen))
+                .compose(v -> openExceptions());
           })
-          .map(v -> {
-            List<CallbackResult> out = new ArrayList<>(batch.size());
-            Map<Key, Boolean> answered = new HashMap<>();
-            for (PaymentCallback cb : batch) {
-              Key key = Key.of(cb);
-              CallbackResult r = answers.get(key);
-              out.add(answered.put(key, Boolean.TRUE) == null ? r : r.asDuplicate());
-            }
-            return out;
-          });
+          .map(v -> answerInOrder());
+    }
+
+    /** Each callback's answer in batch order; a repeated key answers its first answer, marked duplicate. */
+    private List<CallbackResult> answerInOrder() {
+      List<CallbackResult> out = new ArrayList<>(batch.size());
+      Set<Key> answered = new HashSet<>();
+      for (PaymentCallback cb : batch) {
+        if (!cb.isSuccess()) {
+          out.add(new CallbackResult(CallbackOutcome.IGNORED, cb.orderNo(), ignoredStatus.get(cb.orderNo()), false));
+          continue;
+        }
+        Key key = Key.of(cb);
+        CallbackResult r = answers.get(key);
+        boolean first = answered.add(key) && cb == primaries.get(key);
+        CallbackResult answer = first ? r : r.asDuplicate();
+        out.add(conflicts(cb) ? answer.asConflicting() : answer);
+      }
+      return out;
+    }
+
+    /** A SUCCESS whose order or amount differs from its key's first SUCCESS. */
+    private boolean conflicts(PaymentCallback cb) {
+      PaymentCallback first = firstContent.get(Key.of(cb));
+      return first != null && !cb.samePaymentAs(first.orderNo(), first.amountCents());
     }
 
     /** Rounds of the gate: round k holds the k-th fresh SUCCESS callback of each order. */
     private Future<Void> applyFresh(List<PaymentCallback> fresh) {
       Map<String, List<PaymentCallback>> byOrder = new TreeMap<>();
-      List<PaymentCallback> ignored = new ArrayList<>();
       for (PaymentCallback cb : fresh) {
-        if (cb.isSuccess()) {
-          byOrder.computeIfAbsent(cb.orderNo(), k -> new ArrayList<>()).add(cb);
-        } else {
-          ignored.add(cb);
-        }
+        byOrder.computeIfAbsent(cb.orderNo(), k -> new ArrayList<>()).add(cb);
       }
-      return round(byOrder, 0, ignored);
+      return round(byOrder, 0, nonFinal);
     }
 
     private Future<Void> round(Map<String, List<PaymentCallback>> byOrder, int k, List<PaymentCallback> ignored) {
@@ -209,7 +246,7 @@ public final class PaymentGate {
         return Future.succeededFuture();
       }
       return pay(candidates)
-          .compose(winners -> classifyLosers(candidates, winners, ignored))
+          .compose(winners -> classifyLosers(candidates, winners, ignored, false))
           .compose(v -> round(byOrder, k + 1, List.of()));
     }
 
@@ -235,12 +272,17 @@ public final class PaymentGate {
               outbox.written(conn);
             }
             return winners;
-          });
+          })
+          .compose(winners -> hook.afterUpdate(conn).map(winners));
     }
 
-    /** The losers read the status they lost to, after the UPDATE, and decide from it. */
+    /**
+     * The losers read the status they lost to, after the UPDATE, and decide from it. One that reads
+     * pending with the right amount lost only because its order's creation committed after the
+     * UPDATE began: it goes through the gate once more ({@code retried} the second time).
+     */
     private Future<Void> classifyLosers(List<PaymentCallback> candidates, List<PaymentCallback> winners,
-                                        List<PaymentCallback> ignored) {
+                                        List<PaymentCallback> ignored, boolean retried) {
       Set<PaymentCallback> won = new HashSet<>(winners);
       List<PaymentCallback> losers = new ArrayList<>();
       for (PaymentCallback cb : candidates) {
@@ -254,23 +296,33 @@ public final class PaymentGate {
         return Future.succeededFuture();
       }
       return conn.preparedQuery(Sql.ORDER_STATES).execute(Params.array(strings(toRead, PaymentCallback::orderNo)))
-          .map(rows -> {
+          .compose(rows -> {
             Map<String, Row> states = new HashMap<>();
             rows.forEach(row -> states.put(row.getString("order_no"), row));
+            List<PaymentCallback> again = new ArrayList<>();
             for (PaymentCallback cb : losers) {
               Row state = states.get(cb.orderNo());
               CallbackOutcome outcome = classify(cb, state);
+              if (outcome == null) {
+                if (retried) {
+                  throw new IllegalStateException("order " + cb.orderNo() + " lost the gate twice but reads pending");
+                }
+                again.add(cb);
+                continue;
+              }
               exceptions.add(cb);
+              exceptionKinds.add(ExceptionKind.of(outcome));
               answers.put(Key.of(cb), new CallbackResult(outcome, cb.orderNo(), statusOf(state), false));
             }
             for (PaymentCallback cb : ignored) {
-              answers.put(Key.of(cb), new CallbackResult(CallbackOutcome.IGNORED, cb.orderNo(),
-                  statusOf(states.get(cb.orderNo())), false));
+              ignoredStatus.put(cb.orderNo(), statusOf(states.get(cb.orderNo())));
             }
-            return null;
+            return again.isEmpty() ? Future.<Void>succeededFuture()
+                : pay(again).compose(w -> classifyLosers(again, w, List.of(), true));
           });
     }
 
+    /** Why a loser lost; null when it reads pending with the right amount (it may go through again). */
     private static CallbackOutcome classify(PaymentCallback cb, Row state) {
       if (state == null) {
         return CallbackOutcome.UNKNOWN_ORDER;
@@ -278,13 +330,7 @@ public final class PaymentGate {
       return switch (OrderStatus.valueOf(state.getString("status"))) {
         case CANCELLED -> CallbackOutcome.LATE_AFTER_CANCEL;
         case PAID -> CallbackOutcome.DOUBLE_PAYMENT;
-        case PENDING_PAYMENT -> {
-          if (state.getLong("amount_cents") != cb.amountCents()) {
-            yield CallbackOutcome.AMOUNT_MISMATCH;
-          }
-          // The UPDATE saw this row not pending, yet it reads pending: a status never goes back.
-          throw new IllegalStateException("order " + cb.orderNo() + " lost the gate but reads pending");
-        }
+        case PENDING_PAYMENT -> state.getLong("amount_cents") != cb.amountCents() ? CallbackOutcome.AMOUNT_MISMATCH : null;
       };
     }
 
@@ -314,13 +360,19 @@ public final class PaymentGate {
           .mapEmpty();
     }
 
+    /** The losers' exceptions and one per distinct conflicting SUCCESS content, in one statement. */
     private Future<Void> openExceptions() {
+      Set<Note> conflicting = new HashSet<>();
+      for (PaymentCallback cb : batch) {
+        if (cb.isSuccess() && conflicts(cb) && conflicting.add(Note.of(cb))) {
+          exceptions.add(cb);
+          exceptionKinds.add(ExceptionKind.CONFLICTING_DUPLICATE);
+        }
+      }
       if (exceptions.isEmpty()) {
         return Future.succeededFuture();
       }
-      List<ExceptionKind> kinds = exceptions.stream()
-          .map(cb -> ExceptionKind.of(answers.get(Key.of(cb)).outcome())).toList();
-      return exceptionRecorder.open(conn, exceptions, kinds);
+      return exceptionRecorder.open(conn, exceptions, exceptionKinds);
     }
 
     /** Receipts claimed before this transaction: answer what was answered the first time. */
@@ -333,9 +385,12 @@ public final class PaymentGate {
           .map(rows -> {
             for (Row row : rows) {
               String status = row.getString("order_status");
-              answers.put(new Key(row.getString("channel"), row.getString("txn_id")), new CallbackResult(
+              Key key = new Key(row.getString("channel"), row.getString("txn_id"));
+              answers.put(key, new CallbackResult(
                   CallbackOutcome.valueOf(row.getString("outcome")), row.getString("order_no"),
                   status == null ? null : OrderStatus.valueOf(status), true));
+              firstContent.put(key, new PaymentCallback(key.channel(), key.txnId(), row.getString("order_no"),
+                  row.getLong("amount_cents"), PaymentCallback.SUCCESS));
             }
             for (PaymentCallback cb : seen) {
               if (!answers.containsKey(Key.of(cb))) {

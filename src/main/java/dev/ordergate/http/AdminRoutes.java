@@ -1,5 +1,6 @@
 package dev.ordergate.http;
 
+import dev.ordergate.domain.ExceptionKind;
 import dev.ordergate.domain.Rejection;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.gate.CancelGate;
@@ -18,8 +19,8 @@ public final class AdminRoutes {
 
   private static final Set<String> EXCEPTION_STATUSES =
       Set.of("OPEN", "REFUND_PENDING", "REFUNDED", "REFUND_FAILED", "MANUAL_REVIEW", "RESOLVED");
-  private static final Set<String> EXCEPTION_KINDS =
-      Set.of("LATE_AFTER_CANCEL", "DOUBLE_PAYMENT", "AMOUNT_MISMATCH", "UNKNOWN_ORDER");
+  private static final Set<String> EXCEPTION_KINDS = java.util.Arrays.stream(ExceptionKind.values())
+      .map(Enum::name).collect(java.util.stream.Collectors.toUnmodifiableSet());
 
   private final byte[] token;
   private final CatalogService catalog;

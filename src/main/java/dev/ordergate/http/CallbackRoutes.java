@@ -12,8 +12,11 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.function.Function;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
 
 /**
  * {@code POST /api/callbacks/{channel}}: unknown channel 404, bad signature 401 (checked over the
@@ -24,11 +27,12 @@ public final class CallbackRoutes {
 
   private final Map<String, ChannelConfig> channels;
   private final SignatureVerifier verifier;
-  private final Function<PaymentCallback, Future<CallbackResult>> gate;
+  /** The gate's queue: a callback, and whether its client has gone (then it is dropped unrun). */
+  private final BiFunction<PaymentCallback, BooleanSupplier, Future<CallbackResult>> gate;
   private final Metrics metrics;
 
   public CallbackRoutes(Map<String, ChannelConfig> channels, SignatureVerifier verifier,
-                        Function<PaymentCallback, Future<CallbackResult>> gate, Metrics metrics) {
+                        BiFunction<PaymentCallback, BooleanSupplier, Future<CallbackResult>> gate, Metrics metrics) {
     this.channels = channels;
     this.verifier = verifier;
     this.gate = gate;
@@ -47,7 +51,7 @@ public final class CallbackRoutes {
     if (channel == null) {
       throw new Rejection(404, "UNKNOWN_CHANNEL", "no payment channel " + name);
     }
-    byte[] raw = ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
+    byte[] raw = RawBody.of(ctx).getBytes();
     if (!verifier.verify(channel, ctx.request().getHeader(SignatureVerifier.HEADER), raw)) {
       // Counted here and logged (sampled) by RejectionLog: one warning per forged request would amplify a flood.
       metrics.callback(name, "BAD_SIGNATURE", false);
@@ -55,12 +59,14 @@ public final class CallbackRoutes {
     }
     PaymentCallback cb;
     try {
-      cb = parse(name, Json.body(ctx));
+      cb = parse(name, Json.body(ctx), new String(raw, StandardCharsets.UTF_8));
     } catch (Rejection malformed) {
       metrics.callback(name, "MALFORMED", false);
       throw malformed;
     }
-    gate.apply(cb)
+    AtomicBoolean gone = new AtomicBoolean();
+    ctx.response().closeHandler(v -> gone.set(true));
+    gate.apply(cb, gone::get)
         .onSuccess(result -> Json.send(ctx, 200, new JsonObject()
             .put("outcome", result.outcome().name())
             .put("orderNo", result.orderNo())
@@ -69,11 +75,12 @@ public final class CallbackRoutes {
         .onFailure(ctx::fail);
   }
 
-  static PaymentCallback parse(String channel, JsonObject body) {
+  static PaymentCallback parse(String channel, JsonObject body, String payload) {
     return new PaymentCallback(channel,
         Json.id(body, "txnId", true),
         Json.id(body, "orderNo", true),
         Json.integer(body, "amountCents", 0, 10_000_000_000_000L, true),
-        Json.string(body, "status", 32, true));
+        Json.string(body, "status", 32, true),
+        null, payload);
   }
 }

@@ -45,6 +45,12 @@ public final class Failures {
       return;
     }
     String errorId = UUID.randomUUID().toString();
+    String busy = databaseBusy(failure);
+    if (busy != null) {
+      log.warn("database busy [{}] on {} {}: {}", errorId, ctx.request().method(), ctx.request().path(), busy);
+      send(ctx, 503, "DATABASE_BUSY", busy + "; retry later (error id " + errorId + ")");
+      return;
+    }
     if (isDatabaseUnavailable(failure)) {
       log.error("database unavailable [{}] on {} {}: {}", errorId, ctx.request().method(), ctx.request().path(),
           failure.toString());
@@ -53,6 +59,19 @@ public final class Failures {
     }
     log.error("internal error [{}] on {} {}", errorId, ctx.request().method(), ctx.request().path(), failure);
     send(ctx, 500, "INTERNAL_ERROR", "internal error (error id " + errorId + ")");
+  }
+
+  /** Our own lock or statement timeout ({@code db.lockTimeoutMs}, {@code db.statementTimeoutMs}): the client retries. */
+  static String databaseBusy(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof PgException pg && "55P03".equals(pg.getSqlState())) {
+        return "a row it needs stayed locked past db.lockTimeoutMs";
+      }
+      if (c instanceof PgException pg && "57014".equals(pg.getSqlState())) {
+        return "the statement ran past db.statementTimeoutMs";
+      }
+    }
+    return null;
   }
 
   /**
@@ -85,6 +104,9 @@ public final class Failures {
   }
 
   static void send(RoutingContext ctx, int status, String code, String message) {
+    if (status == 503) {
+      ctx.response().putHeader("Retry-After", "1");
+    }
     Json.send(ctx, status, new JsonObject().put("error", code).put("message", message));
   }
 }

@@ -39,7 +39,7 @@ public final class InputGuard implements Handler<RoutingContext> {
   /** The context key of the checked body (a {@link JsonObject}): any other body was refused already. */
   static final String BODY = "ordergate.checkedBody";
   private static final String FORM = "application/x-www-form-urlencoded";
-  static final Rejection UNSUPPORTED =
+  private static final Rejection UNSUPPORTED =
       new Rejection(415, "UNSUPPORTED_MEDIA_TYPE", "request bodies are JSON (Content-Type: application/json)");
 
   private final RejectionLog rejections;
@@ -77,26 +77,24 @@ public final class InputGuard implements Handler<RoutingContext> {
     if (query != null && !query.isEmpty()) {
       checkQuery(query);
     }
+    // Multipart bodies, and forms outside the payment notifications, were refused by ContentTypeGuard.
     String type = mediaType(ctx.request().getHeader("Content-Type"));
-    if (type.startsWith("multipart/")) {
-      // No route takes uploads; the body handler would have taken the body apart unseen by this guard.
-      throw UNSUPPORTED;
-    }
-    Buffer body = ctx.body() == null ? null : ctx.body().buffer();
-    if (type.equals(FORM)) {
-      if (body != null && body.length() > 0) {
-        checkPairs(utf8("request body", body.getBytes()), "form", MAX_STRING);
-      }
-      ctx.request().formAttributes().forEach(e -> text("form " + printable(e.getKey()), e.getValue(), MAX_STRING));
-    } else if (body != null && body.length() > 0) {
+    Buffer body = rawBody(ctx);
+    if (body != null && type.equals(FORM)) {
+      checkPairs(utf8("request body", body.getBytes()), "form", MAX_STRING);
+    } else if (body != null) {
       checkBody(ctx, type, body);
     }
     ctx.next();
   }
 
-  /** A form body (only a route that takes forms reads it; {@link Json} refuses it). */
-  static boolean isForm(RoutingContext ctx) {
-    return mediaType(ctx.request().getHeader("Content-Type")).equals(FORM);
+  /** The request's body bytes (read by {@link RawBody} or the body handler), or null when empty. */
+  static Buffer rawBody(RoutingContext ctx) {
+    Buffer raw = RawBody.of(ctx);
+    if (raw.length() == 0 && ctx.body() != null && ctx.body().buffer() != null) {
+      raw = ctx.body().buffer();
+    }
+    return raw.length() == 0 ? null : raw;
   }
 
   private static void checkBody(RoutingContext ctx, String type, Buffer body) {

@@ -20,19 +20,20 @@ final class Json {
    * test's unguarded twin runs so) it is parsed here unchecked.
    */
   static JsonObject body(RoutingContext ctx) {
-    if (InputGuard.isForm(ctx)) {
-      throw InputGuard.UNSUPPORTED;
-    }
     Object checked = ctx.get(InputGuard.BODY);
     if (checked instanceof JsonObject obj) {
       return obj;
     }
-    var body = ctx.body();
-    if (body == null || body.buffer() == null || body.length() == 0) {
+    return object(InputGuard.rawBody(ctx));
+  }
+
+  /** A JSON object from raw bytes (a callback's verified body), or a 400. */
+  static JsonObject object(io.vertx.core.buffer.Buffer raw) {
+    if (raw == null || raw.length() == 0) {
       throw new Rejection(400, "MALFORMED_JSON", "request body must be a JSON object");
     }
     try {
-      Object parsed = io.vertx.core.json.Json.decodeValue(body.buffer());
+      Object parsed = io.vertx.core.json.Json.decodeValue(raw);
       if (parsed instanceof JsonObject obj) {
         return obj;
       }
@@ -44,7 +45,7 @@ final class Json {
 
   /** The body when there is one, else an empty object (for routes whose body is optional). */
   static JsonObject optionalBody(RoutingContext ctx) {
-    return ctx.body() != null && ctx.body().length() > 0 || InputGuard.isForm(ctx) ? body(ctx) : new JsonObject();
+    return InputGuard.rawBody(ctx) != null ? body(ctx) : new JsonObject();
   }
 
   /** A query parameter ({@link InputGuard} checked the query string already), or null. */

@@ -37,6 +37,12 @@ public final class Metrics {
     callback(channel, outcome.name(), duplicate);
   }
 
+  /** {@code ordergate_callback_conflicts_total{channel}}: SUCCESS duplicates unlike the first SUCCESS of their txn. */
+  public void callbackConflict(String channel) {
+    counter("ordergate.callback.conflicts", "SUCCESS duplicates whose order or amount differs from the first",
+        "channel", channel).increment();
+  }
+
   /** {@code ordergate_transitions_total{source,to}}, counted after commit. */
   public void transitions(TransitionSource source, OrderStatus to, int count) {
     if (count <= 0) {

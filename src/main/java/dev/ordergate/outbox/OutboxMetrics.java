@@ -49,6 +49,14 @@ public final class OutboxMetrics {
         .increment();
   }
 
+  /** Events made DEAD because their last attempt was lost with its lease (counted as dead, type unknown here). */
+  public void exhausted(long n) {
+    Counter.builder("ordergate.outbox.exhausted")
+        .description("Outbox events made DEAD because their last attempt was never answered within its lease")
+        .register(registry)
+        .increment(n);
+  }
+
   public Future<Void> refresh(Pool pool) {
     return pool.query(OutboxSql.COUNT_PENDING).execute()
         .map(rows -> {

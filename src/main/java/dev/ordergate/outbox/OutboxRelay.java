@@ -8,8 +8,10 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import org.slf4j.Logger;
@@ -21,6 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Delivers outbox events after their transaction committed, at least once, in order per order
@@ -31,7 +35,11 @@ import java.util.UUID;
  *       token) and counts the attempt. Other relays skip claimed rows, so several instances never
  *       deliver one event at the same time. An event waits while an earlier event of its order is
  *       pending;</li>
- *   <li>deliver over HTTP ({@code Idempotency-Key} = event id; 2xx = delivered) or to the log;</li>
+ *   <li>deliver over HTTP ({@code Idempotency-Key} = event id; 2xx and the whole answer read =
+ *       delivered) or to the log. Each delivery has one hard deadline from connect to last byte,
+ *       {@code httpTimeoutMs} and always inside the lease: past it the request is reset, so a sink that
+ *       drips its answer cannot keep a delivery alive past its claim, and no two deliveries of one event
+ *       overlap. An event that used its {@code maxAttempts} is never claimed again: it goes DEAD;</li>
  *   <li>mark under the claim token: DELIVERED, or back-off ({@code baseDelayMs * 2^(attempt-1)},
  *       capped at {@code maxDelayMs}), or DEAD after {@code maxAttempts}. A relay that died or
  *       stopped mid-delivery marks nothing; its lease runs out and the event is delivered again.</li>
@@ -46,6 +54,9 @@ public final class OutboxRelay extends VerticleBase {
   private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
   private static final long GAUGE_REFRESH_MS = 5_000;
   private static final int ERROR_MAX = 500;
+  /** A delivery ends this long before its lease does, at the latest (clock and scheduling slack). */
+  private static final long LEASE_MARGIN_MS = 500;
+  private static final long MIN_DELIVERY_MS = 100;
 
   private final Pool pool;
   private final OutboxConfig config;
@@ -55,7 +66,7 @@ public final class OutboxRelay extends VerticleBase {
   private final String instanceId;
   private final Runnable listener = this::nudgeFromAnyThread;
 
-  private WebClient client;
+  private HttpClientAgent client;
   private long timerId = -1;
   private long timerDueAt;
   private long wakeAt = Long.MAX_VALUE;
@@ -81,9 +92,8 @@ public final class OutboxRelay extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    client = WebClient.create(vertx, new WebClientOptions()
-        .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, config.httpTimeoutMs()))
-        .setUserAgent("ordergate-outbox"));
+    client = vertx.createHttpClient(new HttpClientOptions()
+        .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, config.httpTimeoutMs())));
     signal.listen(listener);
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
@@ -180,20 +190,31 @@ public final class OutboxRelay extends VerticleBase {
       return Future.succeededFuture(false);
     }
     UUID token = UUID.randomUUID();
+    long[] claimedAt = new long[1];
     return refreshGauges()
-        .compose(v -> pool.preparedQuery(OutboxSql.CLAIM)
-            .execute(Params.of(room, config.leaseMs(), instanceId, token)))
+        .compose(v -> {
+          // Taken before the claim's now(): the lease ends no sooner than claimedAt + leaseMs.
+          claimedAt[0] = System.nanoTime();
+          return pool.preparedQuery(OutboxSql.CLAIM)
+              .execute(Params.of(room, config.leaseMs(), instanceId, token, config.maxAttempts()));
+        })
         .map(rows -> {
           for (Row row : rows) {
-            start(OutboxEvent.of(row), token);
+            start(OutboxEvent.of(row), token, claimedAt[0]);
           }
           return rows.size() >= room;
         });
   }
 
-  private void start(OutboxEvent event, UUID token) {
+  /** What is left of the lease, less a safety margin: a delivery must end inside it. */
+  private long deadlineMs(long claimedAt) {
+    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - claimedAt);
+    return Math.min(config.httpTimeoutMs(), config.leaseMs() - elapsed - LEASE_MARGIN_MS);
+  }
+
+  private void start(OutboxEvent event, UUID token, long claimedAt) {
     inFlight++;
-    deliver(event)
+    deliver(event, claimedAt)
         .transform(ar -> ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause()))
         .onComplete(ar -> {
           inFlight--;
@@ -210,7 +231,7 @@ public final class OutboxRelay extends VerticleBase {
         });
   }
 
-  private Future<Void> deliver(OutboxEvent event) {
+  private Future<Void> deliver(OutboxEvent event, long claimedAt) {
     String url;
     JsonObject body;
     if (event.type() == OutboxEventType.REFUND_REQUESTED) {
@@ -229,13 +250,40 @@ public final class OutboxRelay extends VerticleBase {
       log.info("outbox {} {} order {} (log sink): {}", event.type(), event.id(), event.orderNo(), event.payload().encode());
       return Future.succeededFuture();
     }
-    return client.postAbs(url)
-        .putHeader("Idempotency-Key", event.id().toString())
-        .timeout(config.httpTimeoutMs())
-        .sendJsonObject(body)
-        .compose(resp -> resp.statusCode() / 100 == 2
-            ? Future.<Void>succeededFuture()
-            : Future.failedFuture(new IllegalStateException("HTTP " + resp.statusCode() + " from " + url)));
+    long deadline = deadlineMs(claimedAt);
+    if (deadline < MIN_DELIVERY_MS) {
+      return Future.failedFuture(new IllegalStateException("not delivered: the claim's lease is nearly over"));
+    }
+    return post(url, event.id().toString(), body, deadline);
+  }
+
+  /**
+   * One POST with a hard deadline from connect to the answer's last byte: when it passes, the request
+   * is reset (its connection closed) and the attempt fails. 2xx with the whole answer read = delivered.
+   */
+  private Future<Void> post(String url, String idempotencyKey, JsonObject body, long deadlineMs) {
+    Promise<Void> done = Promise.promise();
+    long timer = vertx.setTimer(deadlineMs, t -> done.tryFail(new TimeoutException(
+        "no complete answer within " + deadlineMs + " ms from " + url)));
+    client.request(new RequestOptions().setMethod(HttpMethod.POST).setAbsoluteURI(url)
+            .putHeader("Content-Type", "application/json").putHeader("User-Agent", "ordergate-outbox")
+            .putHeader("Idempotency-Key", idempotencyKey))
+        .onFailure(done::tryFail)
+        .onSuccess(req -> {
+          done.future().onFailure(err -> req.reset(0, err));
+          req.send(body.toBuffer())
+              .compose(resp -> resp.body().map(b -> resp.statusCode()))
+              .onComplete(ar -> {
+                if (ar.failed()) {
+                  done.tryFail(ar.cause());
+                } else if (ar.result() / 100 == 2) {
+                  done.tryComplete();
+                } else {
+                  done.tryFail(new IllegalStateException("HTTP " + ar.result() + " from " + url));
+                }
+              });
+        });
+    return done.future().onComplete(ar -> vertx.cancelTimer(timer));
   }
 
   /**
@@ -315,15 +363,27 @@ public final class OutboxRelay extends VerticleBase {
         });
   }
 
+  /** Every few seconds: the gauges, and the events whose last attempt was lost with its lease go DEAD. */
   private Future<Void> refreshGauges() {
     long now = System.currentTimeMillis();
     if (now - gaugesRefreshedAt < GAUGE_REFRESH_MS) {
       return Future.succeededFuture();
     }
     gaugesRefreshedAt = now;
-    return metrics.refresh(pool).recover(err -> {
-      log.warn("outbox relay {}: gauges not refreshed: {}", instanceId, err.toString());
-      return Future.succeededFuture();
-    });
+    return pool.preparedQuery(OutboxSql.EXHAUST).execute(Params.of(config.maxAttempts(), instanceId))
+        .map(rows -> {
+          long n = rows.iterator().next().getLong("n");
+          if (n > 0) {
+            log.error("outbox relay {}: {} event(s) DEAD: their last attempt was never answered within its lease",
+                instanceId, n);
+            metrics.exhausted(n);
+          }
+          return (Void) null;
+        })
+        .compose(v -> metrics.refresh(pool))
+        .recover(err -> {
+          log.warn("outbox relay {}: gauges not refreshed: {}", instanceId, err.toString());
+          return Future.succeededFuture();
+        });
   }
 }

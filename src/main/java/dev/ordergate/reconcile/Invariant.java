@@ -18,6 +18,8 @@ public enum Invariant {
       "a coupon is USED iff its order is PAID, LOCKED iff pending, otherwise AVAILABLE"),
   SUCCESS_RECEIPT_ACCOUNTED(ReconcileSql.SUCCESS_RECEIPT_ACCOUNTED, null,
       "every SUCCESS receipt is the applied payment of a PAID order with the same amount, or in an exception order"),
+  SUCCESS_NOTIFICATION_ACCOUNTED(ReconcileSql.SUCCESS_NOTIFICATION_ACCOUNTED, "payment_notifications",
+      "every txn that ever reported SUCCESS is the applied payment of a PAID order or in an exception order"),
   PAID_HAS_ONE_APPLIED_RECEIPT(ReconcileSql.PAID_HAS_ONE_APPLIED_RECEIPT, null,
       "a PAID order has exactly one applied receipt; a CANCELLED order has none"),
   REFUNDED_HAS_DELIVERED_REQUEST(ReconcileSql.REFUNDED_HAS_DELIVERED_REQUEST, ReconcileSql.REFUND_TABLE,

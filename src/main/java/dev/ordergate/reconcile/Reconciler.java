@@ -37,6 +37,7 @@ public final class Reconciler {
     Instant started = Instant.now();
     long t0 = System.nanoTime();
     return Tx.run(pool, conn -> conn.query(ReconcileSql.SNAPSHOT).execute()
+            .compose(v -> conn.query(ReconcileSql.NO_STATEMENT_TIMEOUT).execute())
             .compose(v -> checkFrom(conn, 0, new ArrayList<>())))
         .map(checks -> new ReconcileReport(started, (System.nanoTime() - t0) / 1_000_000, List.copyOf(checks)));
   }

@@ -68,6 +68,12 @@ public final class Sweeper {
   /** App-clock millis when the last run finished; 0 before the first. */
   private long lastFinishedAt;
   private boolean lastRunFailed;
+  /**
+   * Runs in a row that cancelled nothing although an order was due: its row is locked by someone else
+   * (the claim skips locked rows). Precise mode backs off exponentially instead of re-running every
+   * minDelayMs; any run that cancels something resets it.
+   */
+  private int emptyDueRuns;
   /** Earliest known pending expiry, app-clock millis (grace not added); null when none is known. */
   private Long nextExpiryAt;
   /** Expiries of orders created since the last plan query started (it may not have seen them). */
@@ -202,6 +208,8 @@ public final class Sweeper {
       queued--;
       lastFinishedAt = clock.millis();
       lastRunFailed = ar.failed() || ar.result().failed();
+      boolean stillDue = nextExpiryAt != null && nextExpiryAt + config.graceSeconds() * 1000 <= lastFinishedAt;
+      emptyDueRuns = ar.succeeded() && ar.result().cancelled() == 0 && stillDue ? Math.min(emptyDueRuns + 1, 30) : 0;
       rearm(true);
     });
   }
@@ -223,7 +231,11 @@ public final class Sweeper {
     long now = clock.millis();
     long target = lastFinishedAt + cfg.periodMs();
     if (cfg.precise() && !lastRunFailed && nextExpiryAt != null) {
-      target = Math.min(target, nextExpiryAt + cfg.graceSeconds() * 1000);
+      long precise = nextExpiryAt + cfg.graceSeconds() * 1000;
+      if (emptyDueRuns > 0) {
+        precise = Math.max(precise, lastFinishedAt + Math.min(cfg.periodMs(), cfg.minDelayMs() << emptyDueRuns));
+      }
+      target = Math.min(target, precise);
     }
     long firesAt = now + Math.max(cfg.minDelayMs(), target - now);
     if (timerId != -1 && (firesAt == timerFiresAt || (!mayDelay && firesAt > timerFiresAt))) {

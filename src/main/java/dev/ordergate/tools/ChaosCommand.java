@@ -91,7 +91,9 @@ final class ChaosCommand {
     }
     String token = random();
     String secret = random();
+    String apiKey = random();
     JsonObject config = new JsonObject()
+        .put("api", new JsonObject().put("keys", new JsonArray().add(apiKey)))
         .put("db", new JsonObject().put("url", db.uri()).put("poolSize", 8))
         .put("admin", new JsonObject().put("token", token))
         .put("sweep", new JsonObject().put("enabled", true).put("periodMs", 1000))
@@ -105,7 +107,7 @@ final class ChaosCommand {
         return Tools.FAILED;
       }
       out.println("chaos: service at " + service.url() + " (log " + service.logFile() + ")");
-      Drill drill = new Drill(vertx, options, new ServiceClient.Target(service.url(), token, "chaos", secret),
+      Drill drill = new Drill(vertx, options, new ServiceClient.Target(service.url(), token, apiKey, "chaos", secret),
           null, out).tolerateOutages();
       AtomicInteger killed = new AtomicInteger();
       AtomicInteger cut = new AtomicInteger();

@@ -22,6 +22,7 @@ final class DrillCommand {
       config, or on a throw-away embedded PostgreSQL when db.url is not set):
         --url URL             the running service, e.g. http://127.0.0.1:8080
         --admin-token T       its admin token (default admin.token / ORDERGATE_ADMIN_TOKEN)
+        --api-key K           its API key (default: the first of ORDERGATE_API_KEYS)
         --channel NAME        payment channel (default: the first configured one)
         --secret S            that channel's secret (default: its first configured secret)
       Options:
@@ -49,7 +50,7 @@ final class DrillCommand {
   }
 
   int run(String[] argv) throws Exception {
-    Args args = Args.parse(argv, Set.of("url", "admin-token", "channel", "secret", "orders", "seed",
+    Args args = Args.parse(argv, Set.of("url", "admin-token", "api-key", "channel", "secret", "orders", "seed",
         "timeout-seconds", "connections", "sweepers", "sweep-interval-ms", "settle-seconds", "skus",
         "request-timeout-ms", "report", "db-url", "service-log"), Set.of());
     if (args.help()) {
@@ -78,7 +79,7 @@ final class DrillCommand {
         if (token == null || channel == null || secret == null) {
           throw new Args.UsageException("--url needs --admin-token, --channel and --secret");
         }
-        target = new ServiceClient.Target(args.string("url", null), token, channel, secret);
+        target = new ServiceClient.Target(args.string("url", null), token, apiKey(args), channel, secret);
       } else {
         // The in-process service would log every late payment the drill provokes: quiet by default.
         ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("dev.ordergate"))
@@ -96,5 +97,15 @@ final class DrillCommand {
       }
       vertx.close().await();
     }
+  }
+
+  /** {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */
+  static String apiKey(Args args) {
+    String key = args.string("api-key", null);
+    if (key != null) {
+      return key;
+    }
+    String env = System.getenv("ORDERGATE_API_KEYS");
+    return env == null || env.isBlank() ? null : env.split(",")[0].trim();
   }
 }

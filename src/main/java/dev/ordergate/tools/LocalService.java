@@ -55,6 +55,8 @@ final class LocalService implements AutoCloseable {
     JsonObject local = json.copy();
     local.put("http", new JsonObject().put("host", "127.0.0.1").put("port", 0));
     local.remove("ORDERGATE_HTTP_PORT");
+    local.put("management", new JsonObject().put("host", "127.0.0.1").put("port", 0));
+    local.remove("ORDERGATE_MANAGEMENT_PORT");
     AppConfig config = AppConfig.from(local);
     EmbeddedDatabase embedded = null;
     Path dir = null;
@@ -84,7 +86,8 @@ final class LocalService implements AutoCloseable {
     if (channel == null) {
       throw new Args.UsageException(channelName == null ? "no payment channel configured" : "no channel " + channelName);
     }
-    return new ServiceClient.Target(url, config.adminToken(), channel.name(), channel.secrets().get(0));
+    return new ServiceClient.Target(url, config.adminToken(), config.apiKeys().get(0), channel.name(),
+        channel.secrets().get(0));
   }
 
   @Override

@@ -70,7 +70,7 @@ final class ReconcileCommand {
       token = AppConfig.from(LocalService.configJson(vertx)).adminToken();
     }
     try (ServiceClient client = new ServiceClient(vertx,
-        new ServiceClient.Target(args.string("url", null), token, null, null), 1, 600_000)) {
+        new ServiceClient.Target(args.string("url", null), token, null, null, null), 1, 600_000)) {
       JsonObject body = client.expectJson(client.send(HttpMethod.GET, "/admin/reconcile", null, true), 200,
           "GET /admin/reconcile").await();
       return ReconcileReport.fromJson(body);

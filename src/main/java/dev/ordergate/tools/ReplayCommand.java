@@ -34,6 +34,7 @@ final class ReplayCommand {
         order as a JSON line {"offsetMs","channel","body"}, offsets spread over --span-ms (default
         1000); a share of them (--duplicates, default 0.1) is written 2-3 times with the same txnId.
           --admin-token T   (default admin.token / ORDERGATE_ADMIN_TOKEN from the config)
+          --api-key K       (default the first of ORDERGATE_API_KEYS, else api.keys from the config)
           --channel NAME    written into each line (default sandbox)
           --seed N          (default 1)   --connections C   for creating orders (default 32)
       run: signs each callback at send time with the channel secret and sends it once.
@@ -58,7 +59,7 @@ final class ReplayCommand {
   }
 
   int run(String[] argv) throws Exception {
-    Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "channel", "secret", "seed",
+    Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "api-key", "channel", "secret", "seed",
         "connections", "rate", "span-ms", "duplicates", "timeout-seconds", "request-timeout-ms", "report",
         "emit-wrk", "warmup"), Set.of("use-offsets"));
     if (args.help() || args.positional().isEmpty()) {
@@ -94,8 +95,11 @@ final class ReplayCommand {
     String url = required(args, "url");
     String channel = args.string("channel", "sandbox");
     String token = args.string("admin-token", null);
-    if (token == null) {
-      token = AppConfig.from(LocalService.configJson(vertx)).adminToken();
+    String apiKey = DrillCommand.apiKey(args);
+    if (token == null || apiKey == null) {
+      AppConfig config = AppConfig.from(LocalService.configJson(vertx));
+      token = token == null ? config.adminToken() : token;
+      apiKey = apiKey == null ? config.apiKeys().get(0) : apiKey;
     }
     double dupShare = args.decimal("duplicates", 0.1, 0, 1);
     long span = args.integer("span-ms", 1000, 0, 86_400_000);
@@ -106,7 +110,7 @@ final class ReplayCommand {
     String sku = "RP-" + runId + "-S";
     long t0 = System.nanoTime();
     List<Burst> bursts = new ArrayList<>();
-    try (ServiceClient client = new ServiceClient(vertx, new ServiceClient.Target(url, token, channel, null),
+    try (ServiceClient client = new ServiceClient(vertx, new ServiceClient.Target(url, token, apiKey, channel, null),
         connections, 30_000)) {
       client.setStock(sku, n).await();
       List<Future<JsonObject>> created = new ArrayList<>();

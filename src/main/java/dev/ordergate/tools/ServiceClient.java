@@ -21,8 +21,12 @@ import java.nio.charset.StandardCharsets;
  */
 public final class ServiceClient implements AutoCloseable {
 
-  /** Where the service is and the credentials the tools need. */
-  public record Target(String url, String adminToken, String channel, String secret) {}
+  /**
+   * Where the service is and the credentials the tools need: the admin token for {@code /admin/*}, the
+   * API key for {@code /api/orders}, {@code /api/inventory} and {@code /api/coupons}, the channel secret
+   * for callbacks.
+   */
+  public record Target(String url, String adminToken, String apiKey, String channel, String secret) {}
 
   private final Target target;
   private final WebClient http;
@@ -48,6 +52,8 @@ public final class ServiceClient implements AutoCloseable {
     HttpRequest<Buffer> req = http.request(method, path).timeout(timeoutMs);
     if (admin) {
       req.putHeader("Authorization", "Bearer " + target.adminToken());
+    } else if (path.startsWith("/api/") && !path.startsWith("/api/callbacks/") && target.apiKey() != null) {
+      req.putHeader("Authorization", "Bearer " + target.apiKey());
     }
     return req;
   }

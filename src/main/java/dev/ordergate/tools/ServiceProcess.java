@@ -37,6 +37,7 @@ public final class ServiceProcess implements AutoCloseable {
     int port = freePort();
     JsonObject c = config.copy();
     c.put("http", c.getJsonObject("http", new JsonObject()).copy().put("host", "127.0.0.1").put("port", port));
+    c.put("management", new JsonObject().put("host", "127.0.0.1").put("port", freePort()));
     Files.createDirectories(dir);
     Path file = dir.resolve("config.json");
     Files.writeString(file, c.encodePrettily());
@@ -54,9 +55,10 @@ public final class ServiceProcess implements AutoCloseable {
     ProcessBuilder pb = new ProcessBuilder(List.of(java, "-Xms64m", "-Xmx384m", "-XX:TieredStopAtLevel=1",
         "-cp", System.getProperty("java.class.path"), "dev.ordergate.Main", "serve"));
     pb.environment().put("ORDERGATE_CONF", configFile.toString());
-    pb.environment().remove("ORDERGATE_DB_URL");
-    pb.environment().remove("ORDERGATE_HTTP_PORT");
-    pb.environment().remove("ORDERGATE_ADMIN_TOKEN");
+    for (String env : List.of("ORDERGATE_DB_URL", "ORDERGATE_HTTP_PORT", "ORDERGATE_ADMIN_TOKEN", "ORDERGATE_API_KEYS",
+        "ORDERGATE_MODE", "ORDERGATE_MANAGEMENT_PORT")) {
+      pb.environment().remove(env);
+    }
     pb.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
     process = pb.start();
   }

@@ -23,7 +23,10 @@ class PgbenchScriptTest {
 
   static String generate() {
     String orderNo = "ARRAY['PGB-' || :n]";
-    String claim = Sql.CLAIM_RECEIPTS
+    String claim = Sql.NOTE_AND_CLAIM
+        .replace("$13", "ARRAY[1]").replace("$12", "ARRAY[NULL]").replace("$11", "ARRAY[NULL]")
+        .replace("$10", "ARRAY['SUCCESS']").replace("$9", "ARRAY[100]").replace("$8", orderNo)
+        .replace("$7", orderNo).replace("$6", "ARRAY['pgbench']")
         .replace("$1", "ARRAY['pgbench']").replace("$2", orderNo).replace("$3", orderNo)
         .replace("$4", "ARRAY[100]").replace("$5", "ARRAY['SUCCESS']");
     String pay = Sql.PAY_ORDERS
@@ -31,7 +34,7 @@ class PgbenchScriptTest {
         .replace("$4", "ARRAY[100]").replace("$5", "'" + OutboxWriter.SMS_ORDER_PAID + "'");
     return """
         -- One payment callback with exactly the statements the service's transaction runs for a batch
-        -- of one: Sql.CLAIM_RECEIPTS, then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
+        -- of one: Sql.NOTE_AND_CLAIM (the delivery recorded, the receipt claimed), then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
         -- drive the coupon, the transition, the ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's
         -- answer). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
         -- and the service's statements differ. Same orders and sequence as callback.sql (setup.sql).

@@ -39,8 +39,10 @@ class AppConfigTest {
         .put("db", new JsonObject().put("url", "postgresql://file@h:5432/db"))
         .put("ORDERGATE_HTTP_PORT", "9999")
         .put("ORDERGATE_DB_URL", "postgresql://env@h:5432/db")
-        .put("ORDERGATE_ADMIN_TOKEN", "from-the-environment-0001"));
+        .put("ORDERGATE_ADMIN_TOKEN", "from-the-environment-0001")
+        .put("ORDERGATE_API_KEYS", "env-api-key-0123456789abc, env-api-key-second-98765"));
     assertEquals(9999, c.httpPort());
+    assertEquals(java.util.List.of("env-api-key-0123456789abc", "env-api-key-second-98765"), c.apiKeys());
     assertEquals("postgresql://env@h:5432/db", c.dbUrl());
     assertEquals("from-the-environment-0001", c.adminToken());
   }
@@ -84,5 +86,73 @@ class AppConfigTest {
     } finally {
       vertx.close().await();
     }
+  }
+
+  private static JsonObject production() {
+    return valid().put("mode", "production")
+        .put("api", new JsonObject().put("keys", new JsonArray().add("prod-api-key-0123456789abcdef")));
+  }
+
+  /** Issue 14, defect 7: development-only channels and keys exist only in dev mode. */
+  @Test
+  void developmentOnlyChannelsAreRefusedOutsideDevModeNamingTheChannel() {
+    JsonObject devOnly = production();
+    devOnly.getJsonObject("payments").getJsonObject("channels").getJsonObject("sandbox").put("devOnly", true);
+    var e = assertThrows(ConfigException.class, () -> AppConfig.from(devOnly));
+    assertTrue(e.getMessage().contains("payments.channels.sandbox"), e.getMessage());
+
+    JsonObject published = production();
+    published.getJsonObject("payments").getJsonObject("channels").getJsonObject("sandbox")
+        .put("secrets", new JsonArray().add("sandbox-secret-DEVELOPMENT-ONLY"));
+    var p = assertThrows(ConfigException.class, () -> AppConfig.from(published));
+    assertTrue(p.getMessage().contains("payments.channels.sandbox"), p.getMessage());
+    assertTrue(!p.getMessage().contains("sandbox-secret-DEVELOPMENT-ONLY"), "a secret is never echoed");
+
+    // The same channel in dev mode (explicit, or the embedded-database default) is accepted.
+    AppConfig dev = AppConfig.from(devOnly.copy().put("mode", "dev"));
+    assertTrue(dev.devMode() && dev.channels().get("sandbox").devOnly());
+    JsonObject embedded = devOnly.copy();
+    embedded.remove("mode");
+    assertTrue(AppConfig.from(embedded).devMode());
+  }
+
+  @Test
+  void theShippedConfigIsRefusedWithADatabaseUrlUnlessDevModeIsSet() {
+    Vertx vertx = Vertx.vertx();
+    try {
+      JsonObject shipped = ConfigLoader.retriever(vertx, "conf/config.json", 0).getConfig().await();
+      JsonObject withDb = shipped.copy().put("ORDERGATE_DB_URL", "postgresql://u@db:5432/shop");
+      var e = assertThrows(ConfigException.class, () -> AppConfig.from(withDb));
+      assertTrue(e.getMessage().contains("DEVELOPMENT") || e.getMessage().contains("development"), e.getMessage());
+      JsonObject keyed = withDb.copy().put("ORDERGATE_API_KEYS", "prod-api-key-0123456789abcdef");
+      var c = assertThrows(ConfigException.class, () -> AppConfig.from(keyed));
+      assertTrue(c.getMessage().contains("payments.channels.sandbox"), c.getMessage());
+      assertTrue(AppConfig.from(withDb.copy().put("ORDERGATE_MODE", "dev")).devMode());
+    } finally {
+      vertx.close().await();
+    }
+  }
+
+  @Test
+  void apiKeysAreNeededOutsideDevModeAndMustLookLikeSecrets() {
+    JsonObject none = production();
+    none.remove("api");
+    var e = assertThrows(ConfigException.class, () -> AppConfig.from(none));
+    assertTrue(e.getMessage().contains("api.keys"), e.getMessage());
+    var weak = assertThrows(ConfigException.class, () -> AppConfig.from(production()
+        .put("api", new JsonObject().put("keys", new JsonArray().add("aaaaaaaaaaaaaaaaaaaa")))));
+    assertTrue(weak.getMessage().contains("api.keys[0]") && !weak.getMessage().contains("aaaaaaaa"), weak.getMessage());
+    JsonObject dev = valid();
+    AppConfig generated = AppConfig.from(dev);
+    assertTrue(generated.apiKeyGenerated() && generated.apiKeys().get(0).length() >= 32);
+  }
+
+  @Test
+  void callbackSlotsMustLeaveConnectionsForTheRest() {
+    var e = assertThrows(ConfigException.class, () -> AppConfig.from(valid()
+        .put("db", new JsonObject().put("poolSize", 4)).put("callbacks", new JsonObject().put("maxInFlight", 4))));
+    assertTrue(e.getMessage().contains("callbacks.maxInFlight") && e.getMessage().contains("db.poolSize"), e.getMessage());
+    assertEquals(3, AppConfig.from(valid().put("db", new JsonObject().put("poolSize", 4))
+        .put("callbacks", new JsonObject().put("maxInFlight", 3))).callbacks().maxInFlight());
   }
 }

@@ -219,7 +219,8 @@ class GateTest extends AppTest {
     JsonObject r = app.callback(payment("T1", "O1", 500).put("status", "FAILED"));
     assertEquals("IGNORED", r.getString("outcome"));
     assertEquals("PENDING_PAYMENT", r.getString("orderStatus"));
-    assertEquals("FAILED", app.rows("SELECT gateway_status FROM payment_receipts").get(0).getString(0));
+    assertEquals("FAILED", app.rows("SELECT gateway_status FROM payment_notifications").get(0).getString(0));
+    assertEquals(0, app.count("SELECT count(*) FROM payment_receipts"), "a non-final status claims no receipt");
     assertEquals(0, app.count("SELECT count(*) FROM exception_orders"));
   }
 
@@ -236,7 +237,7 @@ class GateTest extends AppTest {
     double before = app.metric("ordergate.transitions", "source", "PAYMENT_CALLBACK", "to", "PAID");
     app.callback(payment("T1", "O1", 500));
     assertEquals(before + 1, app.metric("ordergate.transitions", "source", "PAYMENT_CALLBACK", "to", "PAID"));
-    String scrape = app.call(HttpMethod.GET, "/metrics", null, false).bodyAsString();
+    String scrape = app.scrape();
     assertTrue(scrape.contains("ordergate_callbacks_total{channel=\"sandbox\",duplicate=\"false\",outcome=\"APPLIED\"}"),
         scrape);
     assertTrue(scrape.contains("ordergate_transitions_total{source=\"PAYMENT_CALLBACK\",to=\"PAID\"}"), scrape);

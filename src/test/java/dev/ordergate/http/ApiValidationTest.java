@@ -1,5 +1,7 @@
 package dev.ordergate.http;
 
+import dev.ordergate.support.TestApp;
+
 import dev.ordergate.support.AppTest;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -38,7 +40,7 @@ class ApiValidationTest extends AppTest {
     assertError(HttpMethod.POST, path, order("O1", "u1", null, "A", 1, 100).put("paymentTimeoutSeconds", 0), false, 400, "VALIDATION_FAILED");
     assertError(HttpMethod.POST, path, order("O1", "u1", null, "A", 1, 100).put("paymentTimeoutSeconds", 7 * 24 * 3600 + 1), false, 400, "VALIDATION_FAILED");
     assertError(HttpMethod.POST, path, order("O1", "u1", null, "A", 1, 100).put("items", new JsonArray().add("x")), false, 400, "VALIDATION_FAILED");
-    var notJson = app.http.post(path).sendBuffer(io.vertx.core.buffer.Buffer.buffer("{oops")).await();
+    var notJson = app.http.post(path).putHeader("Authorization", "Bearer " + TestApp.API_KEY).sendBuffer(io.vertx.core.buffer.Buffer.buffer("{oops")).await();
     assertEquals(400, notJson.statusCode());
     assertEquals("MALFORMED_JSON", notJson.bodyAsJsonObject().getString("error"));
     assertEquals(0, app.count("SELECT count(*) FROM orders"));

@@ -189,18 +189,23 @@ final class Fuzzer {
     return new Request("forged", cb.method(), cb.uri(), body, headers);
   }
 
+  /** An admin or API-key route with the credential missing, wrong, truncated or of the other kind. */
   private Request badAdminToken(Hostile.Route route) {
-    Hostile.Route admin = route.admin() ? route : pick(routes.stream().filter(Hostile.Route::admin).toList());
-    byte[] body = validBody(admin);
-    Map<String, String> headers = Hostile.headers(admin, body);
-    switch (random.nextInt(4)) {
+    Hostile.Route target = route.admin() || route.keyed() ? route
+        : pick(routes.stream().filter(r -> r.admin() || r.keyed()).toList());
+    String right = target.admin() ? TestApp.ADMIN_TOKEN : TestApp.API_KEY;
+    String other = target.admin() ? TestApp.API_KEY : TestApp.ADMIN_TOKEN;
+    byte[] body = validBody(target);
+    Map<String, String> headers = Hostile.headers(target, body);
+    switch (random.nextInt(5)) {
       case 0 -> headers.remove("Authorization");
-      case 1 -> headers.put("Authorization", "Bearer " + TestApp.ADMIN_TOKEN + "x");
+      case 1 -> headers.put("Authorization", "Bearer " + right + "x");
       case 2 -> headers.put("Authorization", "Basic " + java.util.Base64.getEncoder()
-          .encodeToString(("admin:" + TestApp.ADMIN_TOKEN).getBytes(StandardCharsets.UTF_8)));
-      default -> headers.put("Authorization", "Bearer " + TestApp.ADMIN_TOKEN.substring(1));
+          .encodeToString(("admin:" + right).getBytes(StandardCharsets.UTF_8)));
+      case 3 -> headers.put("Authorization", "Bearer " + other);
+      default -> headers.put("Authorization", "Bearer " + right.substring(1));
     }
-    return new Request("token", admin.method(), admin.uri(), body, headers);
+    return new Request("token", target.method(), target.uri(), body, headers);
   }
 
   private Request hostilePathAndMethod() {

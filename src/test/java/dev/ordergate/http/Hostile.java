@@ -83,6 +83,11 @@ final class Hostile {
       return uri(pathParams, query);
     }
 
+    /** Behind an API key ({@code api.keys}): the public routes but the callbacks. */
+    boolean keyed() {
+      return path.startsWith("/api/") && !signed;
+    }
+
     @Override
     public String toString() {
       return method + " " + path;
@@ -107,7 +112,7 @@ final class Hostile {
     return new Fixture(exceptionId, dead);
   }
 
-  /** Every route the service has (health and metrics included), with a valid request for each. */
+  /** Every route of the main listener (health included), with a valid request for each. */
   static List<Route> routes(Fixture f) {
     List<Route> r = new ArrayList<>();
     JsonObject order = TestApp.order("NEW1", "u1", "C1", "A", 1, 100);
@@ -152,7 +157,6 @@ final class Hostile {
     r.add(route(HttpMethod.GET, "/admin/reconcile", Map.of(), null, List.of(), Map.of(), true, false, false));
     r.add(route(HttpMethod.GET, "/health/live", Map.of(), null, List.of(), Map.of(), false, false, false));
     r.add(route(HttpMethod.GET, "/health/ready", Map.of(), null, List.of(), Map.of(), false, false, false));
-    r.add(route(HttpMethod.GET, "/metrics", Map.of(), null, List.of(), Map.of(), false, false, false));
     return r;
   }
 
@@ -241,6 +245,8 @@ final class Hostile {
     }
     if (route.admin()) {
       h.put("Authorization", "Bearer " + TestApp.ADMIN_TOKEN);
+    } else if (route.keyed()) {
+      h.put("Authorization", "Bearer " + TestApp.API_KEY);
     }
     if (route.signed()) {
       h.put(SignatureVerifier.HEADER, SignatureVerifier.header(TestApp.SECRET, System.currentTimeMillis() / 1000,

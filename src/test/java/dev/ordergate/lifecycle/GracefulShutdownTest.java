@@ -48,6 +48,7 @@ class GracefulShutdownTest {
   /** The service's config for a child process on {@code db}. */
   static JsonObject childConfig(DbUrl db) {
     return new JsonObject()
+        .put("api", new JsonObject().put("keys", new JsonArray().add(TestApp.API_KEY)))
         .put("db", new JsonObject().put("url", db.uri()).put("poolSize", 8))
         .put("admin", new JsonObject().put("token", TestApp.ADMIN_TOKEN))
         .put("sweep", new JsonObject().put("enabled", true).put("periodMs", 500))
@@ -70,7 +71,7 @@ class GracefulShutdownTest {
           .sendJsonObject(new JsonObject().put("available", ORDERS)).await().statusCode());
       List<Future<?>> creates = new ArrayList<>();
       for (int i = 0; i < ORDERS; i++) {
-        creates.add(http.post("/api/orders").sendJsonObject(TestApp.order("SD" + i, "u1", null, "A", 1, 100)));
+        creates.add(http.post("/api/orders").putHeader("Authorization", "Bearer " + TestApp.API_KEY).sendJsonObject(TestApp.order("SD" + i, "u1", null, "A", 1, 100)));
         if (creates.size() == 64) {
           Future.all(creates).await();
           creates.clear();

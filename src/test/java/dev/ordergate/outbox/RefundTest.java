@@ -281,7 +281,7 @@ class RefundTest {
     expect(app.call(HttpMethod.GET, "/admin/exceptions?status=NEW", null, true), 400);
 
     app.verticle.outboxMetrics().refresh(app.verticle.pool()).await();
-    String scrape = app.call(HttpMethod.GET, "/metrics", null, false).bodyAsString();
+    String scrape = app.scrape();
     assertTrue(scrape.contains("ordergate_exceptions_open{kind=\"LATE_AFTER_CANCEL\"} 1.0"), scrape);
     assertTrue(scrape.contains("ordergate_exceptions_open{kind=\"UNKNOWN_ORDER\"} 0.0"), scrape);
     assertTrue(scrape.contains("ordergate_outbox_pending"), scrape);

@@ -35,6 +35,7 @@ public final class TestApp implements AutoCloseable {
   public static final String CHANNEL = "sandbox";
   public static final String SECRET = "test-secret-0123456789";
   public static final String ADMIN_TOKEN = "test-admin-token-0123456789";
+  public static final String API_KEY = "test-api-key-abcdefghij-0123456789";
 
   public final Vertx vertx;
   public final DbUrl db;
@@ -61,6 +62,8 @@ public final class TestApp implements AutoCloseable {
   public static JsonObject baseConfig() {
     return new JsonObject()
         .put("http", new JsonObject().put("port", 0).put("host", "127.0.0.1"))
+        .put("management", new JsonObject().put("port", 0).put("host", "127.0.0.1"))
+        .put("api", new JsonObject().put("keys", new JsonArray().add(API_KEY)))
         .put("db", new JsonObject().put("poolSize", 8))
         .put("admin", new JsonObject().put("token", ADMIN_TOKEN))
         // The timeout sweep stays off unless a test turns it on: its timer would disturb other classes.
@@ -106,7 +109,7 @@ public final class TestApp implements AutoCloseable {
     for (int attempt = 1; ; attempt++) {
       try {
         pool.query("TRUNCATE orders, order_items, order_transitions, inventory, inventory_ledger, coupons, "
-            + "payment_receipts, exception_orders, exception_history, outbox_events, sweep_runs CASCADE").execute().await();
+            + "payment_receipts, payment_notifications, exception_orders, exception_history, outbox_events, sweep_runs CASCADE").execute().await();
         return;
       } catch (RuntimeException e) {
         if (attempt >= 5 || !dev.ordergate.db.Tx.isRetryable(e)) {
@@ -126,6 +129,8 @@ public final class TestApp implements AutoCloseable {
     var req = http.request(method, path);
     if (admin) {
       req.putHeader("Authorization", "Bearer " + ADMIN_TOKEN);
+    } else if (path.startsWith("/api/") && !path.startsWith("/api/callbacks/")) {
+      req.putHeader("Authorization", "Bearer " + API_KEY);
     }
     return body == null ? req.send() : req.sendBuffer(Buffer.buffer(body.encode()));
   }
@@ -203,6 +208,11 @@ public final class TestApp implements AutoCloseable {
 
   public String couponStatus(String code) {
     return rows("SELECT status FROM coupons WHERE code = $1", code).get(0).getString(0);
+  }
+
+  /** {@code GET /metrics} from the management listener. */
+  public String scrape() {
+    return expect(http.get(verticle.managementPort(), "127.0.0.1", "/metrics").send().await(), 200).bodyAsString();
   }
 
   public double metric(String name, String... tagKeyValues) {

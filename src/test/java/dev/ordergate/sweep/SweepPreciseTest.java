@@ -54,4 +54,26 @@ class SweepPreciseTest {
     assertTrue(app.count("SELECT count(*) FROM sweep_runs") <= runsBefore + 3,
         "precise mode wakes for the due order, it does not poll");
   }
+
+  /** Issue 14, defect 6: the due order is row-locked by someone else; empty runs back off instead of spinning. */
+  @Test
+  void emptyRunsBehindALockedDueOrderBackOff() throws Exception {
+    app.createOrder(order("HELD", "u3", null, "A", 1, 500).put("paymentTimeoutSeconds", 1));
+    var conn = app.pool.getConnection().await();
+    try {
+      var tx = conn.begin().await();
+      conn.query("SELECT order_no FROM orders WHERE order_no = 'HELD' FOR UPDATE").execute().await();
+      Thread.sleep(1_500);
+      long before = app.count("SELECT count(*) FROM sweep_runs");
+      Thread.sleep(6_000);
+      long runs = app.count("SELECT count(*) FROM sweep_runs") - before;
+      // Without back-off: a run every minDelayMs (200 ms), about 30 in 6 s.
+      assertTrue(runs <= 8, runs + " sweep runs in 6 s while the due order was locked");
+      tx.rollback().await();
+    } finally {
+      conn.close().await();
+    }
+    assertTrue(SweepFixtures.eventually(Duration.ofSeconds(20),
+        () -> "CANCELLED".equals(app.getOrder("HELD").getString("status"))), "cancelled once released");
+  }
 }

@@ -202,7 +202,7 @@ class SweepTest {
     app.verticle.sweeper().reconfigure(SweepFixtures.config(10, 2, 0)).await();
     double runsBefore = app.metric("ordergate.sweep.runs", "result", "ok");
     double cancelledBefore = app.metric("ordergate.sweep.cancelled");
-    String scrapeBefore = app.call(HttpMethod.GET, "/metrics", null, false).bodyAsString();
+    String scrapeBefore = app.scrape();
     JsonObject run = runSweep();
     assertEquals(20, run.getInteger("cancelled"), "maxBatchesPerRun caps the run");
     assertEquals(runsBefore + 1, app.metric("ordergate.sweep.runs", "result", "ok"));
@@ -211,7 +211,7 @@ class SweepTest {
     var lateness = app.registry.get("ordergate.cancel.lateness").timer();
     assertTrue(lateness.count() >= 20);
     assertTrue(lateness.max(TimeUnit.SECONDS) >= 89, "lateness is cancelledAt - expiresAt: " + lateness.max(TimeUnit.SECONDS));
-    String scrape = app.call(HttpMethod.GET, "/metrics", null, false).bodyAsString();
+    String scrape = app.scrape();
     assertEquals(bucket(scrapeBefore, "60.0"), bucket(scrape, "60.0"), "90 s late is not within 60 s");
     assertEquals(bucket(scrapeBefore, "120.0") + 20, bucket(scrape, "120.0"), "90 s late is within 120 s");
     for (String name : new String[] {"ordergate_sweep_runs_total{result=\"ok\"}", "ordergate_sweep_cancelled_total",

@@ -36,7 +36,7 @@ class DrillTest {
   }
 
   private static ServiceClient.Target target(TestApp app) {
-    return new ServiceClient.Target("http://127.0.0.1:" + app.verticle.port(), TestApp.ADMIN_TOKEN,
+    return new ServiceClient.Target("http://127.0.0.1:" + app.verticle.port(), TestApp.ADMIN_TOKEN, TestApp.API_KEY,
         TestApp.CHANNEL, TestApp.SECRET);
   }
 

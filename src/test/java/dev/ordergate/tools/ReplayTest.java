@@ -56,7 +56,7 @@ class ReplayTest {
   void aThousandReplayedCallbacksAreCountedAlikeByTheToolAndTheServer(@TempDir Path dir) throws Exception {
     Path generated = dir.resolve("generated.jsonl");
     assertEquals(Tools.OK, run("generate", "--orders", "900", "--duplicates", "0.2", "--file", generated.toString(),
-        "--url", url, "--admin-token", TestApp.ADMIN_TOKEN, "--channel", TestApp.CHANNEL, "--seed", "5"));
+        "--url", url, "--admin-token", TestApp.ADMIN_TOKEN, "--api-key", TestApp.API_KEY, "--channel", TestApp.CHANNEL, "--seed", "5"));
     List<Burst> all = Burst.read(generated);
     assertTrue(all.size() >= 1000, "generated " + all.size());
     Path file = dir.resolve("bursts.jsonl");
@@ -91,7 +91,7 @@ class ReplayTest {
   void openLoopSendsEveryCallbackAndAWrkScriptIsPreSigned(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("small.jsonl");
     assertEquals(Tools.OK, run("generate", "--orders", "100", "--file", file.toString(), "--url", url,
-        "--admin-token", TestApp.ADMIN_TOKEN, "--channel", TestApp.CHANNEL));
+        "--admin-token", TestApp.ADMIN_TOKEN, "--api-key", TestApp.API_KEY, "--channel", TestApp.CHANNEL));
     int lines = Burst.read(file).size();
     Path report = dir.resolve("open.json");
     assertEquals(Tools.OK, run("run", "--file", file.toString(), "--url", url, "--secret", TestApp.SECRET,
