@@ -146,6 +146,28 @@ class BadInputTest {
     assertTrue(log.contains("/api/\\u001B[31mred\\u000D\\u000AFORGED"), log);
   }
 
+  @Test
+  void rawEscapeBytesInTheRequestPathAreRefusedAndNeverReachTheLog() throws Exception {
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    PrintStream original = System.out;
+    String status;
+    System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", app.verticle.port())) {
+      s.setSoTimeout(5000);
+      Thread.sleep(1100); // a fresh window of the rejection log, so this one is logged
+      s.getOutputStream().write("GET /api/orders/\u001b[31mX\u001b]0;pwned\u0007 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+          .getBytes(StandardCharsets.ISO_8859_1));
+      status = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1).lines().findFirst().orElse("");
+      Thread.sleep(200);
+    } finally {
+      System.setOut(original);
+    }
+    assertTrue(status.startsWith("HTTP/1.1 400"), status);
+    String log = captured.toString(StandardCharsets.UTF_8);
+    assertTrue(log.contains("rejected GET /api/orders/\\u001B[31mX"), "the rejection was not logged escaped: " + log);
+    assertFalse(log.contains("\u001b") || log.contains("\u0007"), "a raw control byte reached the log: " + log);
+  }
+
   private static String abbreviate(String s) {
     return s.length() > 40 ? s.substring(0, 40) + "...(" + s.length() + ")" : s;
   }
