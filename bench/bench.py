@@ -46,9 +46,12 @@ SIZES = {
     "claim_repeats": (20, 6),   # per round; 5 alternating rounds
     "late_orders": (20000, 2000),
     "late_spread_seconds": (20, 5),
+    "relay_seconds": (20, 3),         # each relay-on run
+    "steady_seconds": (60, 8),        # the retention run: outbox size over time
 }
 
 TARGETS = {
+    "relay_lag_p99_s": 1.0,
     "callbacks": 2.0, "p99_half_ms": 20.0, "sweep_ratio": 1.5, "claim_ratio": 1.5,
     "late_p99_s": 1.5, "rss_mb": 400.0,
 }
@@ -105,7 +108,7 @@ class Bench:
 
     # ---- the service --------------------------------------------------------------------------
 
-    def start_service(self, db, name, sweep=None):
+    def start_service(self, db, name, sweep=None, outbox=None):
         port = free_port()
         with open(os.path.join(ROOT, "conf", "config.json")) as f:
             conf = json.load(f)
@@ -119,6 +122,7 @@ class Bench:
         conf["outbox"]["enabled"] = False
         conf["sweep"].update({"enabled": False, "configScanMs": 0})
         conf["sweep"].update(sweep or {})
+        conf["outbox"].update(outbox or {})
         for key, value in self.overrides:
             node = conf
             *parents, leaf = key.split(".")
@@ -168,6 +172,7 @@ class Bench:
         self.stop_service(svc)
         self.facts = machine_facts(self)
         self.item_callbacks()
+        self.item_relay()
         self.item_sweep()
         self.item_claim()
         self.item_lateness()
@@ -342,6 +347,83 @@ class Bench:
         log(f"wrk {name}: {rps:.0f}/s, p50 {res['p50']} ms, p99 {res['p99']} ms, {total} requests, {paid} paid"
             + ("" if total <= n else f" ({total - n} were repeats: answered as duplicates)"))
         os.remove(path)
+        return res
+
+    # ---- 1b, 2b, 3b: callbacks with the outbox relay on (issue 13) -------------------------------
+
+    def item_relay(self):
+        """The configuration users run: the relay on, delivering to the log sink and to a real HTTP
+        receiver on loopback. Per sink: the closed-loop maximum with the relay's lag, then an open loop
+        at half the relay-off maximum (the latency target's rate) with lag and backlog; last, a steady
+        run with a short retention, sampling the outbox table's size (bounded, flat)."""
+        z = self.size
+        receiver = SinkReceiver()
+        half = self.results["callbacks"]["openRate"]
+        out = {}
+        try:
+            for sink in ("log", "webhook"):
+                db = self.create_db(f"relay_{sink}", template=self.tpl)
+                outbox = {"enabled": True, "retentionHours": 1}
+                if sink == "webhook":
+                    outbox["sinks"] = {t: {"url": receiver.url + "/" + t} for t in ("ORDER_PAID", "NOTIFY_SMS", "ORDER_CANCELLED")}
+                svc = self.start_service(db, f"relay-{sink}", outbox=outbox)
+                self.cb_svc = svc
+                self.replay(db, f"rw{sink}", z["service_warmup"] // 3, connections=64, warmup=0)
+                self.wait_drained(db, 60)
+                res = {}
+                best_off = max(r["throughputPerSecond"] for r in self.results["callbacks"]["closed"].values())
+                for mode, rate in (("closed", 0), ("open", half)):
+                    n = int((rate or best_off) * z["relay_seconds"])
+                    t0 = self.psql(db, "SELECT now()")
+                    with OutboxSampler(self, db) as sampler:
+                        r = self.replay(db, f"r{sink}{mode}", n, connections=256, rate=rate)
+                        drained = self.wait_drained(db, 60)
+                    lag = self.psql(db, f"""SELECT count(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at)),
+                        percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at)),
+                        max(extract(epoch FROM delivered_at - created_at))
+                        FROM outbox_events WHERE created_at >= '{t0}' AND status = 'DELIVERED'""").split("|")
+                    r["relay"] = {"delivered": int(lag[0]), "lagP50": float(lag[1] or 0), "lagP99": float(lag[2] or 0),
+                                  "lagMax": float(lag[3] or 0), "pendingMax": sampler.max_pending,
+                                  "pendingEnd": sampler.last_pending, "drainSeconds": drained}
+                    log(f"relay {sink} {mode}: {r['throughputPerSecond']:.0f} callbacks/s, lag p99 {r['relay']['lagP99']:.3f} s, "
+                        f"pending max {sampler.max_pending}, drained in {drained:.1f} s")
+                    res[mode] = r
+                self.stop_service(svc)
+                self.drop_db(db)
+                out[sink] = res
+            out["steady"] = self.steady_outbox(half)
+        finally:
+            receiver.close()
+        out["receiverRequests"] = receiver.count
+        self.results["relay"] = out
+
+    def wait_drained(self, db, limit):
+        """Seconds until no event is pending (at most `limit`)."""
+        t = time.time()
+        while time.time() - t < limit:
+            if int(self.psql(db, "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'")) == 0:
+                break
+            time.sleep(0.2)
+        return time.time() - t
+
+    def steady_outbox(self, rate):
+        """Open loop at `rate` for steady_seconds with a retention of a tenth of the run: the table's size
+        is sampled; it should level off once the retention starts deleting."""
+        z = self.size
+        db = self.create_db("relay_steady", template=self.tpl)
+        secs = z["steady_seconds"]
+        svc = self.start_service(db, "relay-steady", outbox={"enabled": True, "retentionHours": secs / 10 / 3600,
+                                                              "pruneIntervalMs": 500})
+        self.cb_svc = svc
+        with OutboxSampler(self, db) as sampler:
+            r = self.replay(db, "steady", int(rate * secs), connections=256, rate=rate, warmup=0)
+        self.stop_service(svc)
+        self.drop_db(db)
+        sizes = sampler.sizes
+        q = [sizes[int(len(sizes) * f)] for f in (0.25, 0.5, 0.75)] + [sizes[-1]] if sizes else [0, 0, 0, 0]
+        res = {"rate": rate, "seconds": secs, "achieved": r["throughputPerSecond"], "sizesMb": [x / 1e6 for x in q],
+               "pendingMax": sampler.max_pending, "rowsEnd": sampler.last_rows, "p99": r["latencyMs"]["p99"]}
+        log(f"steady outbox: sizes at 25/50/75/100% {['%.1f' % (x / 1e6) for x in q]} MB, rows at end {sampler.last_rows}")
         return res
 
     # ---- 3: sweep vs set-based SQL --------------------------------------------------------------
@@ -523,6 +605,33 @@ class Bench:
         rss = cb["rssClosed"]
         add(f"| 6 | peak RSS of the service during (1) (VmHWM) | **{rss['hwm_mb']:.0f} MB** (after (2): "
             f"{cb['rssAll']['hwm_mb']:.0f} MB) | <= {TARGETS['rss_mb']:.0f} MB | {yes(rss['hwm_mb'] <= TARGETS['rss_mb'])} |")
+        rl = R.get("relay")
+        if rl:
+            for sink in ("log", "webhook"):
+                c, o = rl[sink]["closed"], rl[sink]["open"]
+                rc = c["throughputPerSecond"] / pg_simple
+                keeps = c["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
+                add(f"| 1{'b' if sink == 'log' else 'c'} | callbacks/s with the outbox relay on, {sink} sink"
+                    f"{' (a Python receiver on loopback)' if sink == 'webhook' else ' (as shipped)'}, closed loop 256, vs "
+                    f"pgbench `callback.sql`; relay lag (created -> delivered) p99 and the backlog's peak at that rate | "
+                    f"{c['throughputPerSecond']:,.0f} vs {pg_simple:,.0f} tps: **{rc:.2f}x**; lag p99 {c['relay']['lagP99']:.2f} s, "
+                    f"backlog peak {c['relay']['pendingMax']:,} (relay off: {best:,.0f}/s, {ratio:.2f}x) | "
+                    f">= {TARGETS['callbacks']}x with lag p99 <= {TARGETS['relay_lag_p99_s']:.0f} s | "
+                    f"{yes(rc >= TARGETS['callbacks'] and keeps)} |")
+                ol = o["latencyMs"]
+                okl = o["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
+                add(f"| 2{'b' if sink == 'log' else 'c'} | relay on, {sink} sink: open loop at {cb['openRate']:,.0f}/s (half the "
+                    f"relay-off maximum): callback p50 / p99 / p99.9; relay lag p99; backlog peak | {ol['p50']} / "
+                    f"**{ol['p99']}** / {ol['p99.9']} ms; lag p99 **{o['relay']['lagP99']:.2f} s**; backlog peak "
+                    f"{o['relay']['pendingMax']:,} | p99 <= {TARGETS['p99_half_ms']:.0f} ms, lag p99 <= "
+                    f"{TARGETS['relay_lag_p99_s']:.0f} s | {yes(ol['p99'] <= TARGETS['p99_half_ms'] and okl)} |")
+            st = rl["steady"]
+            sz = st["sizesMb"]
+            flat = sz[-1] <= max(sz[1], 1) * 1.3
+            add(f"| 3b | outbox size over a {st['seconds']} s open loop at {st['rate']:,.0f}/s with a retention of "
+                f"{st['seconds'] / 10:.0f} s: table + indexes at 25 / 50 / 75 / 100 % of the run | "
+                f"{' / '.join('%.1f' % x for x in sz)} MB, {st['rowsEnd']:,} rows at the end, backlog peak "
+                f"{st['pendingMax']:,} | flat after the retention starts (last <= 1.3 x the 50 % sample) | {yes(flat)} |")
         table = "\n".join(lines)
 
         d = []
@@ -587,7 +696,8 @@ class Bench:
             f"- PostgreSQL: {f['pg']}; synchronous_commit={f['sync']}, shared_buffers={f['sb']}",
             f"- Java: {f['java']}",
             f"- service: `java {' '.join(self.jvm_opts)} -jar target/ordergate.jar` (flags from scripts/run); "
-            f"callbacks.maxBatch / maxInFlight / db.poolSize as in conf/config.json; outbox relay off; "
+            f"callbacks.maxBatch / maxInFlight / db.poolSize as in conf/config.json; outbox relay off in rows 1, 2 "
+            f"and on (as shipped) in rows 1b-3b; "
             f"load generator: `java {' '.join(self.tool_opts)} -jar target/ordergate.jar replay run` (flags from "
             f"scripts/replay) in its own JVM on the same machine"
             + (f" (from {self.replay_jar})" if self.replay_jar != JAR else ""),
@@ -597,6 +707,69 @@ class Bench:
             "",
         ]
         return "\n".join(head) + table + "\n\n" + details + "\n"
+
+
+class OutboxSampler:
+    """Samples the outbox every 0.5 s during a run: pending events, rows, the table's size on disk."""
+
+    def __init__(self, bench, db):
+        self.bench, self.db = bench, db
+        self.max_pending, self.last_pending, self.last_rows, self.sizes = 0, 0, 0, []
+        self.stop = False
+        import threading
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stop:
+            row = self.bench.psql(self.db, "SELECT count(*) FILTER (WHERE status = 'PENDING'), count(*), "
+                                           "pg_total_relation_size('outbox_events') FROM outbox_events", check=False)
+            parts = row.split("|")
+            if len(parts) == 3 and parts[0].isdigit():
+                self.last_pending, self.last_rows = int(parts[0]), int(parts[1])
+                self.max_pending = max(self.max_pending, self.last_pending)
+                self.sizes.append(int(parts[2]))
+            time.sleep(0.5)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop = True
+        self.thread.join()
+
+
+class SinkReceiver:
+    """A real HTTP receiver on loopback for the webhook sink: answers 204 to every POST (keep-alive)."""
+
+    def __init__(self):
+        import http.server
+        import threading
+        outer = self
+        self.count = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.count += 1
+                self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class CpuMeter:

@@ -55,6 +55,28 @@ public final class ConfigReader {
     return value;
   }
 
+  /** A number (fractions allowed) between {@code min} and {@code max}. */
+  public double number(String key, double fallback, double min, double max) {
+    Object v = raw(key);
+    if (v == null) {
+      return fallback;
+    }
+    double value;
+    if (v instanceof Number n) {
+      value = n.doubleValue();
+    } else {
+      try {
+        value = Double.parseDouble(String.valueOf(v));
+      } catch (NumberFormatException e) {
+        throw new ConfigException(key, "must be a number");
+      }
+    }
+    if (!(value >= min && value <= max)) {
+      throw new ConfigException(key, "must be between " + min + " and " + max);
+    }
+    return value;
+  }
+
   public int intValue(String key, int fallback, int min, int max) {
     return (int) integer(key, fallback, min, max);
   }

@@ -7,7 +7,9 @@ import java.util.Set;
 /**
  * The outbox relay's settings ({@code outbox.*}). {@code sinkUrls} maps an event type to its
  * webhook; a type without one goes to the log sink. Refund requests go to their channel's
- * {@code refundUrl} instead.
+ * {@code refundUrl} instead. Delivered events older than {@code retentionHours} (fractions allowed; 0
+ * keeps them forever) are deleted every {@code pruneIntervalMs}, in batches; refund requests are kept
+ * (reconcile proves each REFUNDED exception by its delivered request).
  */
 public record OutboxConfig(
     boolean enabled,
@@ -18,7 +20,15 @@ public record OutboxConfig(
     long maxDelayMs,
     long leaseMs,
     long httpTimeoutMs,
-    Map<String, String> sinkUrls) {
+    Map<String, String> sinkUrls,
+    double retentionHours,
+    long pruneIntervalMs) {
+
+  /** The relay's settings with the default retention (72 h, pruned every minute). */
+  public OutboxConfig(boolean enabled, long pollMs, int batchSize, int maxAttempts, long baseDelayMs, long maxDelayMs,
+                      long leaseMs, long httpTimeoutMs, Map<String, String> sinkUrls) {
+    this(enabled, pollMs, batchSize, maxAttempts, baseDelayMs, maxDelayMs, leaseMs, httpTimeoutMs, sinkUrls, 72, 60_000);
+  }
 
   /** Event types a sink may be configured for (REFUND_REQUESTED goes to the channel's refundUrl). */
   public static final Set<String> SINK_TYPES = Set.of("ORDER_PAID", "ORDER_CANCELLED", "NOTIFY_SMS");
@@ -58,6 +68,8 @@ public record OutboxConfig(
         r.integer("outbox.maxDelayMs", Math.max(600_000, baseDelayMs), baseDelayMs, 86_400_000),
         leaseMs,
         httpTimeoutMs,
-        Map.copyOf(sinks));
+        Map.copyOf(sinks),
+        r.number("outbox.retentionHours", 72, 0, 24 * 3650),
+        r.integer("outbox.pruneIntervalMs", 60_000, 100, 86_400_000));
   }
 }

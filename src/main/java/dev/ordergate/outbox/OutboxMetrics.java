@@ -41,18 +41,28 @@ public final class OutboxMetrics {
 
   /** {@code result}: delivered, retry (failed, will be retried) or dead. */
   public void delivery(OutboxEventType type, String result) {
-    Counter.builder("ordergate.outbox.delivery")
+    deliveries.computeIfAbsent(type.name() + '/' + result, k -> Counter.builder("ordergate.outbox.delivery")
         .description("Outbox delivery attempts by event type and result")
         .tag("type", type.name())
         .tag("result", result)
-        .register(registry)
-        .increment();
+        .register(registry)).increment();
   }
+
+  /** Counters by type and result, registered once (a lookup per event costs more than the increment). */
+  private final Map<String, Counter> deliveries = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** Events made DEAD because their last attempt was lost with its lease (counted as dead, type unknown here). */
   public void exhausted(long n) {
     Counter.builder("ordergate.outbox.exhausted")
         .description("Outbox events made DEAD because their last attempt was never answered within its lease")
+        .register(registry)
+        .increment(n);
+  }
+
+  /** Delivered events removed by the retention ({@code outbox.retentionHours}). */
+  public void pruned(long n) {
+    Counter.builder("ordergate.outbox.pruned")
+        .description("Delivered outbox events deleted by the retention")
         .register(registry)
         .increment(n);
   }

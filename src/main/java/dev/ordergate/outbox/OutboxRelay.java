@@ -18,6 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -53,11 +55,16 @@ import java.util.concurrent.TimeoutException;
 public final class OutboxRelay extends VerticleBase {
 
   private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
+  private static final Logger SINK_LOG = LoggerFactory.getLogger("dev.ordergate.outbox.LogSink");
   private static final long GAUGE_REFRESH_MS = 5_000;
   private static final int ERROR_MAX = 500;
   /** A delivery ends this long before its lease does, at the latest (clock and scheduling slack). */
   private static final long LEASE_MARGIN_MS = 500;
   private static final long MIN_DELIVERY_MS = 100;
+  private static final int PRUNE_BATCH = 1_000;
+  private static final long VACUUM_AFTER_ROWS = 5_000;
+  /** At most this many of one order's events in one claim. */
+  private static final int MAX_CHAIN = 8;
 
   private final Pool pool;
   private final OutboxConfig config;
@@ -66,9 +73,12 @@ public final class OutboxRelay extends VerticleBase {
   private final OutboxSignal signal;
   private final String instanceId;
   private final Runnable listener = this::nudgeFromAnyThread;
+  /** Event types without a sink URL: delivered to the log in one statement ({@link OutboxSql#DELIVER_TO_LOG}). */
+  private final String[] logTypes;
 
   private HttpClientAgent client;
   private long timerId = -1;
+  private long pruneTimer = -1;
   private long timerDueAt;
   private long wakeAt = Long.MAX_VALUE;
   private int inFlight;
@@ -92,6 +102,8 @@ public final class OutboxRelay extends VerticleBase {
     this.metrics = metrics;
     this.signal = signal;
     this.instanceId = instanceId;
+    this.logTypes = OutboxConfig.SINK_TYPES.stream().filter(t -> !config.sinkUrls().containsKey(t)).sorted()
+        .toArray(String[]::new);
   }
 
   @Override
@@ -102,6 +114,9 @@ public final class OutboxRelay extends VerticleBase {
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
     context.runOnContext(v -> run());
+    if (config.retentionHours() > 0) {
+      pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
+    }
     return Future.succeededFuture();
   }
 
@@ -116,6 +131,9 @@ public final class OutboxRelay extends VerticleBase {
     signal.unlisten(listener);
     if (timerId >= 0) {
       vertx.cancelTimer(timerId);
+    }
+    if (pruneTimer >= 0) {
+      vertx.cancelTimer(pruneTimer);
     }
     if (inFlight > 0) {
       Promise<Void> p = Promise.promise();
@@ -195,24 +213,73 @@ public final class OutboxRelay extends VerticleBase {
    * up the other orders' events. Answers whether the claim was full (more may be due).
    */
   private Future<Boolean> claim() {
+    return refreshGauges()
+        .compose(v -> logTypes.length == 0 ? Future.succeededFuture(false) : deliverToLog())
+        .compose(logFull -> claimForSinks().map(full -> full || logFull));
+  }
+
+  /**
+   * The log sink: one transaction marks a batch of log-sunk events delivered and writes their lines
+   * before it commits (at least once, no lease). Answers whether the batch was full.
+   */
+  private Future<Boolean> deliverToLog() {
+    int orders = config.batchSize();
+    return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
+            .compose(x -> conn.preparedQuery(OutboxSql.DELIVER_TO_LOG)
+                .execute(Params.of(orders, MAX_CHAIN, logTypes, instanceId)))
+            .map(rows -> {
+              List<OutboxEvent> events = new ArrayList<>(rows.size());
+              for (Row row : rows) {
+                OutboxEvent e = OutboxEvent.of(row);
+                events.add(e);
+                if (SINK_LOG.isDebugEnabled()) {
+                  SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payload().encode());
+                }
+              }
+              return events;
+            }))
+        .map(events -> {
+          Set<String> orderNos = new HashSet<>();
+          for (OutboxEvent e : events) {
+            orderNos.add(e.orderNo());
+            metrics.delivery(e.type(), "delivered");
+          }
+          return orderNos.size() >= orders;
+        });
+  }
+
+  private Future<Boolean> claimForSinks() {
     int room = config.batchSize() - inFlight;
     if (room <= 0) {
       return Future.succeededFuture(false);
     }
     UUID token = UUID.randomUUID();
     long[] claimedAt = new long[1];
-    return refreshGauges()
+    int orders = Math.max(1, room / 2);
+    return Future.succeededFuture()
         .compose(v -> {
           // Taken before the claim's now(): the lease ends no sooner than claimedAt + leaseMs.
           claimedAt[0] = System.nanoTime();
-          return pool.preparedQuery(OutboxSql.CLAIM)
-              .execute(Params.of(room, config.leaseMs(), instanceId, token, config.maxAttempts()));
+          return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
+              .compose(x -> conn.preparedQuery(OutboxSql.CLAIM)
+                  .execute(Params.of(orders, config.leaseMs(), instanceId, token, config.maxAttempts(), MAX_CHAIN))));
         })
         .map(rows -> {
-          for (Row row : rows) {
-            start(OutboxEvent.of(row), token, claimedAt[0]);
+          Map<String, List<OutboxEvent>> chains = new LinkedHashMap<>();
+          List<OutboxEvent> all = new ArrayList<>();
+          rows.forEach(row -> {
+            OutboxEvent e = OutboxEvent.of(row);
+            all.add(e);
+            if (row.getInteger("counted") == 0) {
+              uncounted.add(e.id());
+            }
+          });
+          all.sort(Comparator.comparingLong(OutboxEvent::seq));
+          for (OutboxEvent e : all) {
+            chains.computeIfAbsent(e.orderNo(), k -> new ArrayList<>()).add(e);
           }
-          return rows.size() >= room;
+          chains.values().forEach(chain -> startChain(chain, 0, token, claimedAt[0]));
+          return chains.size() >= orders;
         });
   }
 
@@ -222,15 +289,31 @@ public final class OutboxRelay extends VerticleBase {
     return Math.min(config.httpTimeoutMs(), config.leaseMs() - elapsed - LEASE_MARGIN_MS);
   }
 
-  private void start(OutboxEvent event, UUID token, long claimedAt) {
+  /**
+   * Delivers one order's claimed events one after the other, in seq order: the next starts when the
+   * previous one is marked delivered. When one fails, the rest of the chain is given back unattempted;
+   * it waits behind the failed one as before.
+   */
+  private void startChain(List<OutboxEvent> chain, int i, UUID token, long claimedAt) {
+    OutboxEvent event = chain.get(i);
+    if (i > 0 && deadlineMs(claimedAt) < MIN_DELIVERY_MS) {
+      release(chain.subList(i, chain.size()), token);
+      nudge();
+      return;
+    }
     inFlight++;
     deliver(event, claimedAt)
         .transform(ar -> abandoned ? Future.succeededFuture(-1L)
             : ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause()))
         .onComplete(ar -> {
           inFlight--;
-          if (drained != null && inFlight == 0) {
-            drained.tryComplete();
+          boolean delivered = ar.succeeded() && ar.result() == 0 && deliveredMarked(event);
+          if (delivered && i + 1 < chain.size() && !stopped) {
+            startChain(chain, i + 1, token, claimedAt);
+            return;
+          }
+          if (i + 1 < chain.size()) {
+            release(chain.subList(i + 1, chain.size()), token);
           }
           if (ar.failed()) {
             log.warn("outbox relay {}: marking {} failed: {}", instanceId, event.id(), ar.cause().toString());
@@ -239,7 +322,30 @@ public final class OutboxRelay extends VerticleBase {
           } else if (ar.result() > 0) {
             wakeIn(ar.result());
           }
+          if (drained != null && inFlight == 0) {
+            drained.tryComplete();
+          }
         });
+  }
+
+  private final Set<UUID> justDelivered = new HashSet<>();
+  /** Claimed events behind their order's head: their attempt is counted when their delivery is marked. */
+  private final Set<UUID> uncounted = new HashSet<>();
+
+  /** Whether {@code event} was the one marked DELIVERED (a 0 answer also means "dead, its order is free"). */
+  private boolean deliveredMarked(OutboxEvent event) {
+    return justDelivered.remove(event.id());
+  }
+
+  private void release(List<OutboxEvent> rest, UUID token) {
+    rest.forEach(e -> uncounted.remove(e.id()));
+    if (stopped) {
+      return;
+    }
+    pool.preparedQuery(OutboxSql.RELEASE)
+        .execute(Params.of(rest.stream().map(OutboxEvent::id).toArray(UUID[]::new), token))
+        .onFailure(err -> log.warn("outbox relay {}: releasing {} events failed (their lease brings them back): {}",
+            instanceId, rest.size(), err.toString()));
   }
 
   private Future<Void> deliver(OutboxEvent event, long claimedAt) {
@@ -258,7 +364,11 @@ public final class OutboxRelay extends VerticleBase {
       body = event.envelope();
     }
     if (url == null) {
-      log.info("outbox {} {} order {} (log sink): {}", event.type(), event.id(), event.orderNo(), event.payload().encode());
+      // The log sink (no URL configured): one DEBUG line per event on its own logger, so production logs
+      // are not an echo of every payload; the payload is encoded only when that logger is on.
+      if (SINK_LOG.isDebugEnabled()) {
+        SINK_LOG.debug("{} {} order {}: {}", event.type(), event.id(), event.orderNo(), event.payload().encode());
+      }
       return Future.succeededFuture();
     }
     long deadline = deadlineMs(claimedAt);
@@ -320,7 +430,8 @@ public final class OutboxRelay extends VerticleBase {
     deliveredQueue.clear();
     pool.preparedQuery(OutboxSql.MARK_DELIVERED).execute(Params.of(
             batch.stream().map(d -> d.event().id()).toArray(UUID[]::new),
-            batch.stream().map(Delivered::token).toArray(UUID[]::new), instanceId))
+            batch.stream().map(Delivered::token).toArray(UUID[]::new), instanceId,
+            batch.stream().map(d -> uncounted.remove(d.event().id()) ? 1 : 0).toArray(Integer[]::new)))
         .onComplete(ar -> {
           marking = false;
           if (ar.failed()) {
@@ -331,6 +442,7 @@ public final class OutboxRelay extends VerticleBase {
             for (Delivered d : batch) {
               OutboxEvent event = d.event();
               if (done.contains(event.id())) {
+                justDelivered.add(event.id());
                 metrics.delivery(event.type(), "delivered");
                 log.debug("outbox {} {} order {} delivered (attempt {})", event.type(), event.id(), event.orderNo(),
                     event.attempts());
@@ -353,8 +465,9 @@ public final class OutboxRelay extends VerticleBase {
       error = error.substring(0, ERROR_MAX);
     }
     String reason = error;
+    int notCounted = uncounted.remove(event.id()) ? 1 : 0;
     return pool.preparedQuery(OutboxSql.MARK_FAILED).execute(Params.of(event.id(), token, reason,
-            config.maxAttempts(), (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId))
+            config.maxAttempts(), (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId, notCounted))
         .map(rows -> {
           if (rows.size() == 0) {
             return -1L;
@@ -371,6 +484,46 @@ public final class OutboxRelay extends VerticleBase {
           log.warn("outbox {} {} order {} attempt {} failed ({}); retry in {} ms", event.type(), event.id(),
               event.orderNo(), r.getInteger("attempts"), reason, retryIn);
           return Math.max(1, retryIn);
+        });
+  }
+
+  /**
+   * The retention: deletes delivered events older than {@code retentionHours} in batches of
+   * {@value #PRUNE_BATCH} until a batch comes back short, then waits {@code pruneIntervalMs}.
+   */
+  private void prune(long deletedSoFar) {
+    if (stopped) {
+      return;
+    }
+    pool.preparedQuery(OutboxSql.PRUNE_DELIVERED)
+        .execute(Params.of(config.retentionHours() * 3600, PRUNE_BATCH))
+        .onComplete(ar -> {
+          if (stopped) {
+            return;
+          }
+          if (ar.succeeded() && ar.result().rowCount() == PRUNE_BATCH) {
+            context.runOnContext(v -> prune(deletedSoFar + PRUNE_BATCH));
+            return;
+          }
+          long total = deletedSoFar + (ar.succeeded() ? ar.result().rowCount() : 0);
+          if (ar.failed()) {
+            log.warn("outbox relay {}: pruning delivered events failed: {}", instanceId, ar.cause().toString());
+          } else if (total > 0) {
+            metrics.pruned(total);
+            log.debug("outbox relay {}: pruned {} delivered events older than {} h", instanceId, total,
+                config.retentionHours());
+          }
+          // Deleted rows give their space back only once vacuumed: after a large prune, vacuum now
+          // rather than at autovacuum's next turn, so the table's size stays flat.
+          Future<?> vacuum = total >= VACUUM_AFTER_ROWS
+              ? pool.query(OutboxSql.VACUUM).execute().onFailure(err -> log.warn("outbox relay {}: vacuum failed: {}",
+                  instanceId, err.toString()))
+              : Future.succeededFuture();
+          vacuum.onComplete(v -> {
+            if (!stopped) {
+              pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
+            }
+          });
         });
   }
 

@@ -68,8 +68,13 @@ class OutboxRelayTest {
   }
 
   private String deployRelay(String name, int batchSize, long leaseMs, long httpTimeoutMs) {
+    return deployRelay(name, batchSize, leaseMs, httpTimeoutMs, OutboxConfig.SINK_TYPES);
+  }
+
+  /** A relay whose {@code webhookTypes} go to the endpoint; the other types go to the log sink. */
+  private String deployRelay(String name, int batchSize, long leaseMs, long httpTimeoutMs, Set<String> webhookTypes) {
     Map<String, String> sinks = new HashMap<>();
-    for (String type : OutboxConfig.SINK_TYPES) {
+    for (String type : webhookTypes) {
       sinks.put(type, endpoint.url("/sink/" + type));
     }
     OutboxConfig config = new OutboxConfig(true, 100, batchSize, 5, 20, 1_000, leaseMs, httpTimeoutMs, sinks);
@@ -194,7 +199,8 @@ class OutboxRelayTest {
     app.vertx.undeploy(first).await();
     relays.remove(first);
     assertEquals(2L * orders, undelivered(), "nothing was marked by the stopped relay");
-    assertEquals(orders, app.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()"));
+    // Each ORDER_PAID is in flight, and its NOTIFY_SMS claimed behind it (delivered right after it).
+    assertEquals(2L * orders, app.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()"));
 
     deployRelay("relay-b", 10, 60_000, 30_000);
     // Time passes: the stopped relay's leases run out (instead of waiting a minute, move them).
@@ -252,5 +258,57 @@ class OutboxRelayTest {
     app.rows("SELECT DISTINCT claimed_by FROM outbox_events").forEach(r -> by.add(r.getString(0)));
     assertFalse(by.isEmpty());
     System.out.printf("two relays: delivered %d events, claimed by %s%n", keys.size(), by);
+  }
+
+  /**
+   * The log sink delivers in one statement; it still waits behind an earlier event of the same order that
+   * goes to a webhook (and fails there first), and every log event is marked delivered once.
+   */
+  @Test
+  void logSinkEventsWaitBehindTheirOrdersWebhookEventAndAreDeliveredOnce() {
+    endpoint.responder = (path, n, body) -> n <= 3 ? 503 : 200;
+    double deliveredBefore = delivered();
+    deployRelay("relay-a", 10, 60_000, 5_000, Set.of("ORDER_PAID"));
+    deployRelay("relay-b", 10, 60_000, 5_000, Set.of("ORDER_PAID"));
+    paidOrders(5);
+    app.createOrder(order("C1", "u1", null, "A", 1, 500));
+    expect(app.call(HttpMethod.POST, "/api/orders/C1/cancel", null, false), 200);
+    eventually("every event is delivered", () -> undelivered() == 0);
+    for (int i = 0; i < 5; i++) {
+      Row r = app.rows("SELECT (SELECT delivered_at FROM outbox_events WHERE order_no = $1 AND type = 'ORDER_PAID') "
+          + "< (SELECT delivered_at FROM outbox_events WHERE order_no = $1 AND type = 'NOTIFY_SMS')", "O" + i).get(0);
+      assertTrue(r.getBoolean(0), "O" + i + ": the SMS (log sink) was delivered after ORDER_PAID (webhook)");
+    }
+    assertEquals(5, endpoint.received.stream().map(FakeEndpoint.Received::idempotencyKey).distinct().count());
+    // C1's two events went to the log sink, both in order, once; every event counted delivered once.
+    assertEquals(List.of("ORDER_CANCELLED", "NOTIFY_SMS"), app.rows(
+        "SELECT type FROM outbox_events WHERE order_no = 'C1' ORDER BY delivered_at, seq").stream()
+        .map(r -> r.getString(0)).toList());
+    eventually("the delivered counter caught up", () -> delivered() >= deliveredBefore + 12);
+    assertEquals(deliveredBefore + 12, delivered());
+  }
+
+  /** Issue 13: delivered events older than outbox.retentionHours are deleted in batches; nothing else is. */
+  @Test
+  void deliveredEventsPastTheRetentionAreDeletedAndNothingElse() {
+    endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_CANCELLED") ? 503 : 200;
+    OutboxConfig config = new OutboxConfig(true, 100, 10, 100, 60_000, 60_000, 60_000, 5_000,
+        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200);
+    relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+        app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "pruner")).await());
+    paidOrders(30);
+    app.createOrder(order("C1", "u1", null, "A", 1, 500));
+    expect(app.call(HttpMethod.POST, "/api/orders/C1/cancel", null, false), 200);
+    // A delivered refund request is the proof of a REFUNDED exception: it stays.
+    app.rows("INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents, status) "
+        + "VALUES ('X1', 'LATE_AFTER_CANCEL', 'sandbox', 'TX1', 100, 'REFUNDED')");
+    app.rows("INSERT INTO outbox_events (type, order_no, payload, exception_id, status, delivered_at) "
+        + "SELECT 'REFUND_REQUESTED', 'X1', '{}'::jsonb, id, 'DELIVERED', now() - interval '1 day' FROM exception_orders");
+    eventually("the 60 paid-order events are delivered and then pruned", () -> app.count(
+        "SELECT count(*) FROM outbox_events WHERE order_no LIKE 'O%'") == 0);
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE type = 'REFUND_REQUESTED'"));
+    assertEquals(2, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'C1' AND status = 'PENDING'"),
+        "C1's failing ORDER_CANCELLED stays pending (and its SMS waits behind it)");
+    assertTrue(app.metric("ordergate.outbox.pruned") >= 60);
   }
 }
