@@ -99,7 +99,7 @@ public final class OrdergateVerticle extends VerticleBase {
     this.registry = registry;
     this.clock = clock;
     this.configPath = configPath;
-    this.shutdown = new GracefulShutdown(config.server().shutdownGraceMs());
+    this.shutdown = new GracefulShutdown(config.server().shutdownGraceMs(), config.server().shutdownDrainDelayMs());
   }
 
   /**
@@ -265,7 +265,7 @@ public final class OrdergateVerticle extends VerticleBase {
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
     }
-    return shutdown.run(server, java.util.List.of(
+    return shutdown.run(vertx, server, java.util.List.of(
             () -> {
               // After the drain: queued callbacks keep their timeout while they are answered.
               if (expiryTimer >= 0) {

@@ -13,7 +13,9 @@ import java.util.function.Supplier;
 
 /**
  * The shutdown sequence (SIGTERM: the JVM's shutdown hook closes Vert.x, which stops the service):
- * readiness answers 503 at once, the listener stops accepting connections and waits for the
+ * readiness answers 503 at once, the service goes on serving for {@code shutdown.drainDelayMs}
+ * (0 by default: a load balancer that polls readiness stops sending meanwhile), then the listener
+ * stops accepting connections and waits for the
  * requests in flight to be answered (a callback is answered once its batch committed), then the
  * background work finishes what it started (the sweep's batch in flight, the relay's deliveries),
  * each step within what is left of {@code shutdown.graceMs}.
@@ -23,10 +25,12 @@ public final class GracefulShutdown {
   private static final Logger log = LoggerFactory.getLogger(GracefulShutdown.class);
 
   private final long graceMs;
+  private final long drainDelayMs;
   private volatile boolean draining;
 
-  public GracefulShutdown(long graceMs) {
+  public GracefulShutdown(long graceMs, long drainDelayMs) {
     this.graceMs = graceMs;
+    this.drainDelayMs = drainDelayMs;
   }
 
   public boolean draining() {
@@ -47,13 +51,15 @@ public final class GracefulShutdown {
    * Not ready, stop accepting, answer what is in flight, then run {@code then} one after another;
    * a step that fails or overruns is logged and the next one still runs.
    */
-  public Future<Void> run(HttpServer server, List<Supplier<Future<?>>> then) {
+  public Future<Void> run(io.vertx.core.Vertx vertx, HttpServer server, List<Supplier<Future<?>>> then) {
     draining = true;
     long deadline = System.currentTimeMillis() + graceMs;
-    log.info("shutting down: not ready, draining requests in flight (grace {} ms)", graceMs);
+    log.info("shutting down: not ready, serving {} ms more, then draining requests in flight (grace {} ms)",
+        drainDelayMs, graceMs);
     // The listener gets most of the budget; what follows it is short (the end of a batch).
-    Future<Void> chain = server == null ? Future.succeededFuture()
-        : tolerant(server.shutdown(Math.max(1, graceMs * 3 / 4), TimeUnit.MILLISECONDS));
+    Future<Void> chain = (drainDelayMs > 0 ? vertx.timer(drainDelayMs).<Void>mapEmpty() : Future.<Void>succeededFuture())
+        .compose(v -> server == null ? Future.succeededFuture() : tolerant(server.shutdown(
+            Math.max(1, (graceMs - drainDelayMs) * 3 / 4), TimeUnit.MILLISECONDS)));
     for (Supplier<Future<?>> step : then) {
       chain = chain.compose(v -> tolerant(step.get()
           .timeout(Math.max(1, deadline - System.currentTimeMillis()), TimeUnit.MILLISECONDS)));

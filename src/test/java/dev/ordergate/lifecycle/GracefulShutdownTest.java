@@ -44,6 +44,8 @@ class GracefulShutdownTest {
 
   private static final int ORDERS = 2000;
   private static final long GRACE_MS = 8000;
+  /** Serving on while reporting not ready, so the test can see the readiness flip. */
+  private static final long DRAIN_DELAY_MS = 1000;
 
   /** The service's config for a child process on {@code db}. */
   static JsonObject childConfig(DbUrl db) {
@@ -52,7 +54,7 @@ class GracefulShutdownTest {
         .put("db", new JsonObject().put("url", db.uri()).put("poolSize", 8))
         .put("admin", new JsonObject().put("token", TestApp.ADMIN_TOKEN))
         .put("sweep", new JsonObject().put("enabled", true).put("periodMs", 500))
-        .put("shutdown", new JsonObject().put("graceMs", GRACE_MS))
+        .put("shutdown", new JsonObject().put("graceMs", GRACE_MS).put("drainDelayMs", DRAIN_DELAY_MS))
         .put("payments", new JsonObject().put("channels", new JsonObject().put(TestApp.CHANNEL,
             new JsonObject().put("secrets", new JsonArray().add(TestApp.SECRET)))));
   }
@@ -98,14 +100,29 @@ class GracefulShutdownTest {
       Thread.sleep(1500);
       sigtermAt.set(System.currentTimeMillis());
       service.terminate();
+      String readiness = null;
+      for (long until = System.currentTimeMillis() + DRAIN_DELAY_MS; System.currentTimeMillis() < until; ) {
+        var ready = http.get("/health/ready").send().toCompletionStage().toCompletableFuture();
+        try {
+          var r = ready.get();
+          if (r.statusCode() == 503) {
+            readiness = r.bodyAsString();
+            break;
+          }
+        } catch (Exception listenerGone) {
+          break;
+        }
+        Thread.sleep(50);
+      }
       Integer exit = service.waitFor(GRACE_MS + 5000);
       long took = System.currentTimeMillis() - sigtermAt.get();
       Future.all(loops).await();
       String log = Files.readString(service.logFile());
-      System.out.println("graceful shutdown: exit " + exit + " after " + took + " ms, answers " + answers + ", "
+      System.out.println("graceful shutdown: readiness " + readiness + ", exit " + exit + " after " + took + " ms, answers " + answers + ", "
           + acknowledged.size() + " payments acknowledged, " + answeredAfterSigterm.get() + " answered after SIGTERM, "
           + lost.size() + " unread on closing connections");
       assertNotNull(exit, "still running " + took + " ms after SIGTERM");
+      assertTrue(readiness != null && readiness.contains("DRAINING"), "readiness after SIGTERM: " + readiness);
       assertTrue(took < GRACE_MS + 2000, "exit took " + took + " ms, grace is " + GRACE_MS);
       assertTrue(failedAnswers.isEmpty(), "accepted requests that failed: " + failedAnswers);
       assertTrue(acknowledged.size() > 0 && answeredAfterSigterm.get() > 0, "no load at the SIGTERM: " + answers);
