@@ -87,6 +87,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private final GracefulShutdown shutdown;
   /** False only in the fuzz test's deliberately broken twin ({@link #withoutInputGuard()}). */
   private boolean inputGuard = true;
+  private Router mainRouter;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
     this(config, dbUrl, registry, clock, null);
@@ -128,6 +129,7 @@ public final class OrdergateVerticle extends VerticleBase {
           RejectionLog rejections = new RejectionLog(registry, config.server().rejectionLogPerSecond());
           InputGuard guard = new InputGuard(rejections);
           Router main = router(management, guard, rejections);
+          mainRouter = main;
           return vertx.createHttpServer().requestHandler(management)
               .listen(config.managementPort(), config.managementHost())
               .compose(m -> {
@@ -219,6 +221,11 @@ public final class OrdergateVerticle extends VerticleBase {
     root.errorHandler(404, rejections.before(Failures::handle));
     root.errorHandler(405, rejections.before(Failures::handle));
     return root;
+  }
+
+  /** The main listener's router (the bad-input test checks its route catalog against it). */
+  public Router mainRouter() {
+    return mainRouter;
   }
 
   /** The port actually bound (useful with port 0 in tests). */

@@ -44,6 +44,29 @@ class BadInputTest {
   }
 
   @Test
+  void theCatalogHasEveryRouteOfTheMainListener() {
+    java.util.Set<String> mounted = new java.util.TreeSet<>();
+    collect(app.verticle.mainRouter(), "", mounted);
+    java.util.Set<String> catalog = new java.util.TreeSet<>();
+    Hostile.routes(fixture).forEach(r -> catalog.add(r.method() + " " + r.path()));
+    assertEquals(mounted, catalog, "a route is missing from Hostile.routes (or is gone)");
+  }
+
+  private static void collect(io.vertx.ext.web.Router router, String prefix, java.util.Set<String> out) {
+    for (io.vertx.ext.web.Route route : router.getRoutes()) {
+      // A path with parameters has no plain path; its name is the path as written.
+      String path = route.getPath() != null ? route.getPath() : route.getName() == null ? "" : route.getName();
+      if (route.getSubRouter() != null) {
+        collect(route.getSubRouter(), prefix + path.replaceAll("/?\\*?$", ""), out);
+      } else if (route.methods() != null && !route.methods().isEmpty()) {
+        for (io.vertx.core.http.HttpMethod m : route.methods()) {
+          out.add(m + " " + prefix + path);
+        }
+      }
+    }
+  }
+
+  @Test
   void everyStringOfEveryRouteIsCheckedBeforeTheDatabase() {
     List<String> wrong = new ArrayList<>();
     int requests = 0;
