@@ -99,7 +99,8 @@ public final class ConnectionLimits {
         state.headTimer = -1;
       }
       long requestTimer = vertx.setTimer(config.requestTimeoutMs(), t -> {
-        if (!req.isEnded() && !req.response().ended()) {
+        // A route may own the response's close handler (the callbacks do): check, do not listen.
+        if (!req.isEnded() && !req.response().ended() && !req.response().closed()) {
           requestTimeouts.increment();
           req.response().setStatusCode(408).putHeader("Content-Type", "application/json")
               .putHeader("Connection", "close")
@@ -108,7 +109,6 @@ public final class ConnectionLimits {
               .onComplete(v -> conn.close());
         }
       });
-      req.response().closeHandler(v -> vertx.cancelTimer(requestTimer));
       req.response().endHandler(v -> {
         vertx.cancelTimer(requestTimer);
         if (--state.active == 0) {

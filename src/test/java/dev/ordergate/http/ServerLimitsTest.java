@@ -90,6 +90,31 @@ class ServerLimitsTest {
   }
 
   @Test
+  void aKeptAliveConnectionTricklingItsNextHeaderIsCutOffToo() throws Exception {
+    try (Socket s = connect()) {
+      OutputStream out = s.getOutputStream();
+      out.write("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      StringBuilder first = new StringBuilder();
+      closedWithin(s, 500, first);
+      assertTrue(first.toString().startsWith("HTTP/1.1 200"), first.toString());
+      out.write("GET /health/live HTTP/1.1\r\nX-Slow: ".getBytes(StandardCharsets.US_ASCII));
+      long started = System.currentTimeMillis();
+      boolean cut = false;
+      for (int i = 0; i < 50 && !cut; i++) {
+        try {
+          out.write('a');
+          out.flush();
+        } catch (IOException e) {
+          cut = true;
+        }
+        cut = cut || closedWithin(s, 200, new StringBuilder());
+      }
+      long took = System.currentTimeMillis() - started;
+      assertTrue(cut && took < 5000, "cut " + cut + " after " + took + " ms");
+    }
+  }
+
+  @Test
   void aBodyThatNeverCompletesIs408() throws Exception {
     try (Socket s = connect()) {
       s.getOutputStream().write(("POST /api/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
