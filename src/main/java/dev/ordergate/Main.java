@@ -5,17 +5,18 @@ import dev.ordergate.config.ConfigException;
 import dev.ordergate.config.ConfigLoader;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.EmbeddedDatabase;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
+import dev.ordergate.metrics.Metrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
-import io.vertx.micrometer.MicrometerMetricsFactory;
-import io.vertx.micrometer.MicrometerMetricsOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 
 /**
@@ -43,12 +44,17 @@ public final class Main {
     }
   }
 
+  private static void writeOwnerOnly(Path file, String secret) throws IOException {
+    Files.createDirectories(file.getParent());
+    Files.deleteIfExists(file);
+    var ownerOnly = PosixFilePermissions.asFileAttribute(
+        PosixFilePermissions.fromString("rw-------"));
+    Files.writeString(Files.createFile(file, ownerOnly), secret + "\n");
+  }
+
   private static void serve() throws Exception {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    Vertx vertx = Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)))
-        .withMetrics(new MicrometerMetricsFactory(registry))
-        .build();
+    PrometheusMeterRegistry registry = Metrics.newRegistry();
+    Vertx vertx = Metrics.vertx(registry);
     String path = ConfigLoader.configPath();
     AppConfig config;
     try {
@@ -67,7 +73,10 @@ public final class Main {
       log.warn("dev mode: development-only channels and keys are accepted; never take real money like this");
     }
     if (config.adminTokenGenerated()) {
-      log.warn("admin.token is not configured; generated one for this run: {}", config.adminToken());
+      // Not into the log (logs travel): into an owner-only file the tools read with --admin-token-file.
+      Path tokenFile = Path.of(config.embeddedDataDir()).toAbsolutePath().resolveSibling("admin-token");
+      writeOwnerOnly(tokenFile, config.adminToken());
+      log.warn("admin.token is not configured; generated one for this run, written to {} (owner-only)", tokenFile);
     }
     EmbeddedDatabase embedded = null;
     DbUrl dbUrl;

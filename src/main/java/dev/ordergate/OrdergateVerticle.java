@@ -12,11 +12,13 @@ import dev.ordergate.exceptions.ExceptionService;
 import dev.ordergate.exceptions.RefundPolicy;
 import dev.ordergate.http.AdminRoutes;
 import dev.ordergate.http.ApiAuth;
+import dev.ordergate.http.AuthThrottle;
 import dev.ordergate.http.ContentTypeGuard;
 import dev.ordergate.http.RawBody;
 import dev.ordergate.http.ExceptionRoutes;
 import dev.ordergate.http.OutboxRoutes;
 import dev.ordergate.http.CallbackRoutes;
+import dev.ordergate.http.ContractRoutes;
 import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
 import dev.ordergate.http.ConnectionLimits;
@@ -26,6 +28,7 @@ import dev.ordergate.lifecycle.GracefulShutdown;
 import dev.ordergate.http.OrderRoutes;
 import dev.ordergate.http.ReconcileRoutes;
 import dev.ordergate.http.SweepRoutes;
+import dev.ordergate.metrics.DatabaseProbe;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
 import dev.ordergate.orders.OrderService;
@@ -45,6 +48,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -80,6 +84,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private CallbackCoalescer coalescer;
   private long expiryTimer = -1;
   private ReconcileMonitor reconcileMonitor;
+  private DatabaseProbe databaseProbe;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
   private Sweeper sweeper;
@@ -130,11 +135,14 @@ public final class OrdergateVerticle extends VerticleBase {
           InputGuard guard = new InputGuard(rejections);
           Router main = router(management, guard, rejections);
           mainRouter = main;
-          return vertx.createHttpServer().requestHandler(management)
+          // No cleartext HTTP/2 (README, Security): callers speak HTTP/1.1, and h2c only adds attack surface.
+          return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
+              .requestHandler(management)
               .listen(config.managementPort(), config.managementHost())
               .compose(m -> {
                 managementServer = m;
                 log.info("management listener (metrics, health) on {}:{}", config.managementHost(), m.actualPort());
+                // The main listener's limits (ConnectionLimits.options turns h2c off as well).
                 return vertx.createHttpServer(limits.options(config.httpPort(), config.httpHost()))
                     .connectionHandler(limits::connection)
                     .requestHandler(limits.requests(inputGuard ? guard.beforeRouting(main) : main))
@@ -148,6 +156,8 @@ public final class OrdergateVerticle extends VerticleBase {
         .onSuccess(s -> {
           server = s;
           reconcileMonitor.start();
+          databaseProbe = new DatabaseProbe(vertx, pool, registry, DatabaseProbe.PERIOD_MS);
+          databaseProbe.start();
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
         })
         .compose(s -> sweeper.start())
@@ -202,6 +212,7 @@ public final class OrdergateVerticle extends VerticleBase {
     health.mount(vertx, root);
     health.mount(vertx, management);
     health.mountMetrics(management);
+    new ContractRoutes().mount(vertx, root);
     management.route().failureHandler(Failures::handle);
     ApiAuth apiAuth = new ApiAuth(config.apiKeys());
     for (String guarded : new String[] {"/api/orders", "/api/orders/*", "/api/inventory/*", "/api/coupons/*"}) {
@@ -210,7 +221,8 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
         coalescer::submit, metrics).router(vertx));
-    AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate);
+    AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate,
+        new AuthThrottle(clock, registry));
     root.route("/admin/*").subRouter(admin.router(vertx));
     root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal)).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool)).router(vertx, admin::authorize));
@@ -271,6 +283,9 @@ public final class OrdergateVerticle extends VerticleBase {
   public Future<?> stop() {
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
+    }
+    if (databaseProbe != null) {
+      databaseProbe.stop();
     }
     return shutdown.run(vertx, server, java.util.List.of(
             () -> {

@@ -62,8 +62,8 @@ public record AppConfig(
     boolean generated = token == null;
     if (generated) {
       token = randomHex();
-    } else if (token.length() < 16) {
-      throw new ConfigException("admin.token", "must be at least 16 characters");
+    } else {
+      Secrets.requireStrong(r.raw("ORDERGATE_ADMIN_TOKEN") != null ? "ORDERGATE_ADMIN_TOKEN" : "admin.token", token);
     }
     int poolSize = r.intValue("db.poolSize", 10, 1, 200);
     boolean dev = devMode(r, dbUrl);
@@ -171,7 +171,7 @@ public record AppConfig(
       }
       String refundUrl = r.string(prefix + "refundUrl", null);
       if (refundUrl != null && !refundUrl.matches("https?://.+")) {
-        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL");
+        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + Secrets.redactUrls(refundUrl));
       }
       boolean devOnly = r.bool(prefix + "devOnly", false) || secrets.stream().anyMatch(x -> x.contains(DEV_MARKER));
       if (devOnly && !dev) {

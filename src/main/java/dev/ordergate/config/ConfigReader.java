@@ -32,7 +32,7 @@ public final class ConfigReader {
       return fallback;
     }
     if (!(v instanceof String s)) {
-      throw new ConfigException(key, "must be a string, got " + v);
+      throw new ConfigException(key, "must be a string, got " + Secrets.shown(key, v));
     }
     return s.isBlank() ? fallback : s;
   }
@@ -47,10 +47,10 @@ public final class ConfigReader {
     } else if (v instanceof String s && s.matches("-?\\d{1,18}")) {
       value = Long.parseLong(s);
     } else {
-      throw new ConfigException(key, "must be a whole number, got " + v);
+      throw new ConfigException(key, "must be a whole number, got " + Secrets.shown(key, v));
     }
     if (value < min || value > max) {
-      throw new ConfigException(key, "must be between " + min + " and " + max + ", got " + value);
+      throw new ConfigException(key, "must be between " + min + " and " + max + ", got " + Secrets.shown(key, value));
     }
     return value;
   }
@@ -92,7 +92,7 @@ public final class ConfigReader {
     if (v instanceof String s && (s.equals("true") || s.equals("false"))) {
       return Boolean.parseBoolean(s);
     }
-    throw new ConfigException(key, "must be true or false, got " + v);
+    throw new ConfigException(key, "must be true or false, got " + Secrets.shown(key, v));
   }
 
   public JsonObject object(String key) {
@@ -101,7 +101,7 @@ public final class ConfigReader {
       return new JsonObject();
     }
     if (!(v instanceof JsonObject obj)) {
-      throw new ConfigException(key, "must be an object, got " + v);
+      throw new ConfigException(key, "must be an object, got " + Secrets.shown(key, v));
     }
     return obj;
   }
@@ -112,12 +112,12 @@ public final class ConfigReader {
       return List.of();
     }
     if (!(v instanceof JsonArray arr)) {
-      throw new ConfigException(key, "must be a list of strings, got " + v);
+      throw new ConfigException(key, "must be a list of strings, got " + Secrets.shown(key, v));
     }
     List<String> out = new ArrayList<>();
     for (Object item : arr) {
       if (!(item instanceof String s) || s.isEmpty()) {
-        throw new ConfigException(key, "must be a list of non-empty strings, got " + v);
+        throw new ConfigException(key, "must be a list of non-empty strings, got " + Secrets.shown(key, v));
       }
       out.add(s);
     }

@@ -54,7 +54,7 @@ public record OutboxConfig(
       String url = r.string(key + ".url", null);
       if (url != null) {
         if (!url.matches("https?://.+")) {
-          throw new ConfigException(key + ".url", "must be an http(s) URL, got " + url);
+          throw new ConfigException(key + ".url", "must be an http(s) URL, got " + Secrets.redactUrls(url));
         }
         sinks.put(type, url);
       }

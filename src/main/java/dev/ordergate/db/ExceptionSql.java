@@ -107,7 +107,9 @@ public final class ExceptionSql {
 
   /** Unresolved exceptions by kind, for {@code ordergate_exceptions_open{kind}}. */
   public static final String OPEN_COUNTS = """
-      SELECT kind, count(*) AS n FROM exception_orders
+      SELECT kind, count(*) AS n, count(*) FILTER (WHERE status = 'REFUND_FAILED') AS refund_failed,
+             EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_s
+      FROM exception_orders
       WHERE status IN ('OPEN', 'MANUAL_REVIEW', 'REFUND_PENDING', 'REFUND_FAILED')
       GROUP BY kind""";
 }

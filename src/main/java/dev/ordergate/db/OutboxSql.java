@@ -216,7 +216,12 @@ public final class OutboxSql {
   /** After a large prune (never inside a transaction; concurrent writes go on meanwhile). */
   public static final String VACUUM = "VACUUM (ANALYZE) outbox_events";
 
-  public static final String COUNT_PENDING = "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'";
+  /** Pending count and the age of the oldest pending event (0 when none), dead count (partial index). */
+  public static final String COUNT_PENDING = """
+      SELECT p.n AS pending, COALESCE(p.oldest_s, 0) AS oldest_pending_s, d.n AS dead
+      FROM (SELECT count(*) AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_s
+            FROM outbox_events WHERE status = 'PENDING') p,
+           (SELECT count(*) AS n FROM outbox_events WHERE status = 'DEAD') d""";
 
   // ---- admin ----------------------------------------------------------------------------------
 

@@ -25,20 +25,39 @@ public final class AdminRoutes {
   private final byte[] token;
   private final CatalogService catalog;
   private final CancelGate cancelGate;
+  private final AuthThrottle throttle;
 
-  public AdminRoutes(String token, CatalogService catalog, CancelGate cancelGate) {
+  public AdminRoutes(String token, CatalogService catalog, CancelGate cancelGate, AuthThrottle throttle) {
     this.token = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
     this.catalog = catalog;
     this.cancelGate = cancelGate;
+    this.throttle = throttle;
   }
 
-  /** The auth step alone, for other admin sub-routers to mount behind it. */
+  /**
+   * The auth step alone, for other admin sub-routers to mount behind it. A client that failed
+   * too often is refused before its token is even compared ({@link AuthThrottle}).
+   */
   public void authorize(RoutingContext ctx) {
+    var remote = ctx.request().remoteAddress();
+    String client = AuthThrottle.clientKey(remote == null ? null : remote.hostAddress());
+    long wait = throttle.blockedForSeconds(client);
+    if (wait > 0) {
+      ctx.response().putHeader("Retry-After", Long.toString(wait));
+      throw new Rejection(429, "TOO_MANY_FAILED_LOGINS",
+          "too many failed admin authentications from this client; retry in " + wait + " s");
+    }
     String header = ctx.request().getHeader("Authorization");
     if (header == null || !MessageDigest.isEqual(token, header.getBytes(StandardCharsets.UTF_8))) {
-      throw new Rejection(401, "UNAUTHORIZED", "admin endpoints need Authorization: Bearer <admin.token>");
+      throw refused(client);
     }
+    throttle.success(client);
     ctx.next();
+  }
+
+  private Rejection refused(String client) {
+    throttle.failure(client);
+    return new Rejection(401, "UNAUTHORIZED", "admin endpoints need Authorization: Bearer <admin.token>");
   }
 
   public Router router(Vertx vertx) {

@@ -5,12 +5,32 @@ import dev.ordergate.domain.OrderStatus;
 import dev.ordergate.domain.TransitionSource;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.micrometer.MicrometerMetricsFactory;
+import io.vertx.micrometer.Label;
+import io.vertx.micrometer.MicrometerMetricsOptions;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** The service's own meters, on the registry that {@code GET /metrics} scrapes. */
 public final class Metrics {
+
+  /** Request methods kept as a label value; any other method a client sends counts as {@code OTHER}. */
+  public static final Set<String> METHODS =
+      Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT");
+  /** Distinct values of Vert.x's {@code route} label kept (routes are ours, but a cap costs nothing). */
+  static final int MAX_ROUTES = 200;
+  /**
+   * Meters in the registry, all kinds together: about 250 in service; above it new meters are
+   * dropped, so no label a client can influence grows the registry (and {@code /metrics}) without bound.
+   */
+  public static final int MAX_METERS = 2_000;
 
   private final MeterRegistry registry;
   /**
@@ -21,6 +41,27 @@ public final class Metrics {
 
   public Metrics(MeterRegistry registry) {
     this.registry = registry;
+  }
+
+  /**
+   * The registry {@code /metrics} scrapes, with its label limits: client-chosen label values (the
+   * request method) are mapped to a fixed set, route labels and the meter count are capped.
+   */
+  public static PrometheusMeterRegistry newRegistry() {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    registry.config()
+        .meterFilter(MeterFilter.replaceTagValues("method", m -> METHODS.contains(m) ? m : "OTHER"))
+        .meterFilter(MeterFilter.maximumAllowableTags("vertx.http", "route", MAX_ROUTES, MeterFilter.deny()))
+        .meterFilter(MeterFilter.maximumAllowableMetrics(MAX_METERS));
+    return registry;
+  }
+
+  /** A Vert.x instance whose HTTP, pool and event-bus meters go to {@code registry}. */
+  public static Vertx vertx(PrometheusMeterRegistry registry) {
+    return Vertx.builder()
+        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).addLabels(Label.HTTP_ROUTE)))
+        .withMetrics(new MicrometerMetricsFactory(registry))
+        .build();
   }
 
   public MeterRegistry registry() {

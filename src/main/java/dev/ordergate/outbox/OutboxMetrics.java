@@ -15,25 +15,48 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code ordergate_outbox_delivery_total{type,result}} (counted when the relay's mark committed),
- * and the gauges {@code ordergate_outbox_pending} and {@code ordergate_exceptions_open{kind}},
- * read from the database by {@link #refresh(Pool)}. One instance per registry.
+ * and the gauges {@code ordergate_outbox_pending}, {@code ordergate_outbox_oldest_pending_seconds},
+ * {@code ordergate_outbox_dead}, {@code ordergate_exceptions_open{kind}},
+ * {@code ordergate_exceptions_oldest_open_seconds{kind}} and {@code ordergate_exceptions_refund_failed},
+ * read from the database by {@link #refresh(Pool)} (the relay calls it every 5 s). One instance per registry.
  */
 public final class OutboxMetrics {
 
   private final MeterRegistry registry;
   private final AtomicLong pending = new AtomicLong();
+  private final AtomicLong dead = new AtomicLong();
+  private final AtomicLong refundFailed = new AtomicLong();
+  private volatile double oldestPendingSeconds;
   private final Map<ExceptionKind, AtomicLong> open = new EnumMap<>(ExceptionKind.class);
+  private final Map<ExceptionKind, AtomicLong> oldestOpenSeconds = new EnumMap<>(ExceptionKind.class);
 
   public OutboxMetrics(MeterRegistry registry) {
     this.registry = registry;
     Gauge.builder("ordergate.outbox.pending", pending, AtomicLong::get)
         .description("Outbox events not yet delivered (nor dead)")
         .register(registry);
+    Gauge.builder("ordergate.outbox.oldest.pending", this, m -> m.oldestPendingSeconds)
+        .description("Age in seconds of the oldest outbox event not yet delivered (0: none pending)")
+        .baseUnit("seconds")
+        .register(registry);
+    Gauge.builder("ordergate.outbox.dead", dead, AtomicLong::get)
+        .description("Outbox events given up after maxAttempts (DEAD), waiting for an operator")
+        .register(registry);
+    Gauge.builder("ordergate.exceptions.refund.failed", refundFailed, AtomicLong::get)
+        .description("Exception orders whose refund request died (REFUND_FAILED)")
+        .register(registry);
     for (ExceptionKind kind : ExceptionKind.values()) {
       AtomicLong n = new AtomicLong();
       open.put(kind, n);
       Gauge.builder("ordergate.exceptions.open", n, AtomicLong::get)
           .description("Exception orders not yet closed (refunded or resolved)")
+          .tag("kind", kind.name())
+          .register(registry);
+      AtomicLong age = new AtomicLong();
+      oldestOpenSeconds.put(kind, age);
+      Gauge.builder("ordergate.exceptions.oldest.open", age, AtomicLong::get)
+          .description("Age in seconds of the oldest exception order not yet closed (0: none)")
+          .baseUnit("seconds")
           .tag("kind", kind.name())
           .register(registry);
     }
@@ -70,13 +93,24 @@ public final class OutboxMetrics {
   public Future<Void> refresh(Pool pool) {
     return pool.query(OutboxSql.COUNT_PENDING).execute()
         .map(rows -> {
-          pending.set(rows.iterator().next().getLong(0));
+          var row = rows.iterator().next();
+          pending.set(row.getLong("pending"));
+          oldestPendingSeconds = row.getDouble("oldest_pending_s");
+          dead.set(row.getLong("dead"));
           return null;
         })
         .compose(v -> pool.query(ExceptionSql.OPEN_COUNTS).execute())
         .map(rows -> {
           open.values().forEach(n -> n.set(0));
-          rows.forEach(r -> open.get(ExceptionKind.valueOf(r.getString("kind"))).set(r.getLong("n")));
+          oldestOpenSeconds.values().forEach(n -> n.set(0));
+          long failed = 0;
+          for (var r : rows) {
+            ExceptionKind kind = ExceptionKind.valueOf(r.getString("kind"));
+            open.get(kind).set(r.getLong("n"));
+            oldestOpenSeconds.get(kind).set((long) Math.floor(r.getDouble("oldest_s")));
+            failed += r.getLong("refund_failed");
+          }
+          refundFailed.set(failed);
           return null;
         });
   }

@@ -2,6 +2,7 @@ package dev.ordergate.outbox;
 
 import dev.ordergate.config.ChannelConfig;
 import dev.ordergate.config.OutboxConfig;
+import dev.ordergate.config.Secrets;
 import dev.ordergate.db.OutboxSql;
 import dev.ordergate.db.Params;
 import io.vertx.core.Future;
@@ -460,7 +461,8 @@ public final class OutboxRelay extends VerticleBase {
 
   /** Marks a failed attempt; answers how soon the event is due again (0: now, a dead event unblocks its order). */
   private Future<Long> markFailed(OutboxEvent event, UUID token, Throwable cause) {
-    String error = String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage());
+    // Stored in last_error (GET /admin/outbox) and logged: never a URL's credentials.
+    String error = Secrets.redactUrls(String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage()));
     if (error.length() > ERROR_MAX) {
       error = error.substring(0, ERROR_MAX);
     }

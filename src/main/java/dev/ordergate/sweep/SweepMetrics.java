@@ -15,8 +15,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The sweep's meters: {@code ordergate_sweep_runs_total{result}}, {@code ordergate_sweep_cancelled_total},
  * {@code ordergate_sweep_duration_seconds}, {@code ordergate_cancel_lateness_seconds} (histogram of
- * cancelledAt - expiresAt of sweep cancellations) and {@code ordergate_overdue_orders} (pending orders
- * past expiry + grace, measured at the end of each run: what the run left behind).
+ * cancelledAt - expiresAt of sweep cancellations), {@code ordergate_overdue_orders} (pending orders
+ * past expiry + grace, measured at the end of each run: what the run left behind) and
+ * {@code ordergate_sweep_last_run_timestamp_seconds} (when the last run finished; 0 before the first).
  */
 public final class SweepMetrics {
 
@@ -34,6 +35,7 @@ public final class SweepMetrics {
   /** A Timer, not a DistributionSummary: its buckets place sub-second values exactly (nanoseconds). */
   private final Timer lateness;
   private final AtomicLong overdue = new AtomicLong();
+  private final AtomicLong lastRunEpochSeconds = new AtomicLong();
 
   public SweepMetrics(Metrics metrics) {
     this.metrics = metrics;
@@ -51,6 +53,10 @@ public final class SweepMetrics {
     Gauge.builder("ordergate.overdue.orders", overdue, AtomicLong::get)
         .description("Pending orders past expiry + grace, measured at the end of the last sweep run")
         .register(registry);
+    Gauge.builder("ordergate.sweep.last.run.timestamp", lastRunEpochSeconds, AtomicLong::get)
+        .description("Unix time (s) when the last sweep run finished, whatever its result; 0 before the first")
+        .baseUnit("seconds")
+        .register(registry);
   }
 
   private static Counter runs(MeterRegistry registry, String result) {
@@ -61,6 +67,7 @@ public final class SweepMetrics {
   void run(boolean succeeded, long nanos) {
     (succeeded ? ok : failed).increment();
     duration.record(nanos, TimeUnit.NANOSECONDS);
+    lastRunEpochSeconds.set(System.currentTimeMillis() / 1000);
   }
 
   /** After a batch committed. */

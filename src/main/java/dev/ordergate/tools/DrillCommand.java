@@ -41,7 +41,7 @@ final class DrillCommand {
                               provokes a warning for every late payment)
 
       Exit status: 0 no anomaly, 1 anomalies (each listed), 2 could not run.
-      """;
+      """ + Args.SECRETS_HELP;
 
   private final PrintStream out;
 
@@ -73,18 +73,18 @@ final class DrillCommand {
     try {
       ServiceClient.Target target;
       if (args.has("url")) {
-        String token = args.string("admin-token", null);
+        String token = args.secret("admin-token");
         String channel = args.string("channel", null);
-        String secret = args.string("secret", null);
+        String secret = args.secret("secret");
         if (token == null || channel == null || secret == null) {
-          throw new Args.UsageException("--url needs --admin-token, --channel and --secret");
+          throw new Args.UsageException("--url needs --channel, the admin token and the channel secret (see Secrets in --help)");
         }
         target = new ServiceClient.Target(args.string("url", null), token, apiKey(args), channel, secret);
       } else {
         // The in-process service would log every late payment the drill provokes: quiet by default.
         ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("dev.ordergate"))
             .setLevel(ch.qos.logback.classic.Level.toLevel(args.string("service-log", "ERROR")));
-        local = LocalService.start(vertx, LocalService.configJson(vertx), args.string("db-url", null), out);
+        local = LocalService.start(vertx, LocalService.configJson(vertx), args.secret("db-url"), out);
         target = local.target(args.string("channel", null));
       }
       Drill.Result result = new Drill(vertx, options, target, null, out).run();
@@ -99,13 +99,9 @@ final class DrillCommand {
     }
   }
 
-  /** {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */
+  /** {@code --api-key-file}, {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */
   static String apiKey(Args args) {
-    String key = args.string("api-key", null);
-    if (key != null) {
-      return key;
-    }
-    String env = System.getenv("ORDERGATE_API_KEYS");
-    return env == null || env.isBlank() ? null : env.split(",")[0].trim();
+    String key = args.secret("api-key");
+    return key == null ? null : key.split(",")[0].trim();
   }
 }

@@ -6,8 +6,6 @@ import dev.ordergate.config.ChannelConfig;
 import dev.ordergate.config.ConfigLoader;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.EmbeddedDatabase;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 
@@ -72,7 +70,7 @@ final class LocalService implements AutoCloseable {
       out.println("no db.url configured: using a throw-away embedded PostgreSQL in " + dir);
     }
     OrdergateVerticle verticle = new OrdergateVerticle(config, db,
-        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), Clock.systemUTC());
+        dev.ordergate.metrics.Metrics.newRegistry(), Clock.systemUTC());
     String id = vertx.deployVerticle(verticle).await();
     String url = "http://127.0.0.1:" + verticle.port();
     out.println("started the service in-process at " + url + " on " + db.jdbcUrl());

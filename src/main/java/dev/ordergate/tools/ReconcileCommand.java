@@ -38,7 +38,7 @@ final class ReconcileCommand {
         --report FILE       also write the report as JSON
 
       Exit status: 0 all invariants hold, 1 violations (each listed), 2 could not run.
-      """;
+      """ + Args.SECRETS_HELP;
 
   private final PrintStream out;
 
@@ -65,7 +65,7 @@ final class ReconcileCommand {
   }
 
   private ReconcileReport viaService(Vertx vertx, Args args) {
-    String token = args.string("admin-token", null);
+    String token = args.secret("admin-token");
     if (token == null) {
       token = AppConfig.from(LocalService.configJson(vertx)).adminToken();
     }
@@ -78,7 +78,7 @@ final class ReconcileCommand {
   }
 
   private ReconcileReport viaDatabase(Vertx vertx, Args args, int limit) throws Exception {
-    String url = args.string("db-url", null);
+    String url = args.secret("db-url");
     EmbeddedDatabase embedded = null;
     if (url == null) {
       AppConfig config = AppConfig.from(LocalService.configJson(vertx));

@@ -4,7 +4,6 @@ import dev.ordergate.OrdergateVerticle;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.payment.SignatureVerifier;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -93,8 +92,9 @@ public final class TestApp implements AutoCloseable {
   /** With {@code customize} applied to the verticle before it deploys (the fuzz test's broken twin). */
   public static TestApp start(JsonObject config, DbUrl db, String configPath,
                               java.util.function.UnaryOperator<OrdergateVerticle> customize) {
-    Vertx vertx = Vertx.vertx();
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // The production registry and Vert.x meters, so tests see what /metrics shows.
+    PrometheusMeterRegistry registry = dev.ordergate.metrics.Metrics.newRegistry();
+    Vertx vertx = dev.ordergate.metrics.Metrics.vertx(registry);
     OrdergateVerticle verticle = customize.apply(new OrdergateVerticle(AppConfig.from(config), db, registry,
         Clock.systemUTC(), configPath));
     String id = vertx.deployVerticle(verticle).await();
