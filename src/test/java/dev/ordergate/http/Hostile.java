@@ -156,6 +156,7 @@ final class Hostile {
     r.add(route(HttpMethod.POST, "/admin/sweeps/run", Map.of(), null, List.of(), Map.of(), true, false, true));
     r.add(route(HttpMethod.GET, "/admin/reconcile", Map.of(), null, List.of(), Map.of(), true, false, false));
     r.add(route(HttpMethod.GET, "/health/live", Map.of(), null, List.of(), Map.of(), false, false, false));
+    r.add(route(HttpMethod.GET, "/openapi.json", Map.of(), null, List.of(), Map.of(), false, false, false));
     r.add(route(HttpMethod.GET, "/health/ready", Map.of(), null, List.of(), Map.of(), false, false, false));
     return r;
   }
