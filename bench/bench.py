@@ -30,6 +30,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 JAR = os.path.join(ROOT, "target", "ordergate.jar")
 ADMIN_TOKEN = "bench-admin-token-0123456789"
 CHANNEL = "sandbox"
+# The sandbox channel of each wire format in conf/config.json (issue 9).
+FORMAT_CHANNELS = {"ordergate": CHANNEL, "wechatpay-v3": "sandbox-wechatpay", "alipay": "sandbox-alipay",
+                   "stripe": "sandbox-stripe"}
 
 # name: (full, quick)
 SIZES = {
@@ -48,6 +51,11 @@ SIZES = {
     "late_spread_seconds": (20, 5),
     "relay_seconds": (20, 3),         # each relay-on run
     "steady_seconds": (60, 8),        # the retention run: outbox size over time
+    # issue 12, trigger tiers (ordergate trigger-bench)
+    "trig_orders": (20000, 1000),
+    "trig_spread_seconds": (20, 3),
+    "trig_fallback_ms": (300000, 5000),
+    "trig_noise_keys": (200000, 5000),
 }
 
 TARGETS = {
@@ -176,6 +184,7 @@ class Bench:
         self.item_sweep()
         self.item_claim()
         self.item_lateness()
+        self.item_triggers()
         self.loads.append(os.getloadavg()[0])
         self.elapsed = time.time() - t0
         return self.report()
@@ -216,6 +225,11 @@ class Bench:
                 wrk_runs[c] = self.wrk(db, f"w{c}", n, c, z["service_seconds"])
         else:
             log("wrk is not installed: the wrk rows are skipped (apt-get install wrk)")
+        formats = {"ordergate": closed[64]}
+        for fmt in ("wechatpay-v3", "alipay", "stripe"):
+            n = int(max(closed[64]["throughputPerSecond"] / 2, 500) * z["service_seconds"] * 1.4)
+            log(f"service closed loop, 64 connections, {n} callbacks in the {fmt} wire format")
+            formats[fmt] = self.replay(db, "f" + fmt.replace("-", ""), n, connections=64, fmt=fmt)
         rss_closed = svc.memory()
         if z["pgbench_rounds"] > 1:
             pgbench_round()
@@ -227,7 +241,8 @@ class Bench:
         rss_all = svc.memory()
         self.stop_service(svc)
         self.results["callbacks"] = {"pgbench": pg, "closed": closed, "open": open_loop, "openRate": half,
-                                     "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm, "wrk": wrk_runs}
+                                     "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm, "wrk": wrk_runs,
+                                     "formats": formats}
         self.drop_db(db)
 
     def pgbench(self, db, script, seconds):
@@ -266,9 +281,12 @@ class Bench:
         log(f"pgbench {script}: {tps:.0f} tps, p50 {res['p50']:.1f} ms, p99 {res['p99']:.1f} ms")
         return res
 
-    def replay(self, db, name, n, connections, rate=0, warmup=None):
+    def replay(self, db, name, n, connections, rate=0, warmup=None, fmt="ordergate"):
         """n fresh pending orders (inserted directly) and one SUCCESS callback each, replayed after
-        `warmup` more (closed loop, outside the figures) that warm the load generator's own JVM."""
+        `warmup` more (closed loop, outside the figures) that warm the load generator's own JVM.
+        `fmt` other than ordergate: each callback in that gateway's wire format, to its sandbox channel
+        (built and signed by the load generator before its clock starts)."""
+        channel = FORMAT_CHANNELS[fmt]
         warmup = self.size["client_warmup"] if warmup is None else warmup
         prefix = f"B{name}-"
         n_measured, n = n, n + warmup
@@ -279,13 +297,21 @@ class Bench:
         path = os.path.join(self.tmp, f"{name}.jsonl")
         with open(path, "w") as f:
             for i in range(1, n + 1):
-                f.write(json.dumps({"offsetMs": 0, "channel": CHANNEL, "body": {
-                    "txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000, "status": "SUCCESS"}},
-                    separators=(",", ":")) + "\n")
+                line = {"offsetMs": 0, "channel": channel, "body": {
+                    "txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000, "status": "SUCCESS"}}
+                if fmt != "ordergate":
+                    line["format"] = fmt
+                f.write(json.dumps(line, separators=(",", ":")) + "\n")
         report = os.path.join(self.tmp, f"{name}.report.json")
-        cmd = ["java", *self.tool_opts, "-jar", self.replay_jar, "replay", "run", "--file", path, "--url", self.cb_svc.base,
-               "--connections", str(connections), "--channel", CHANNEL, "--secret", secret_of_channel(),
-               "--report", report]
+        # Gateway formats: the load generator signs every notification with RSA before its clock starts;
+        # C1-only code makes that minutes long, so those runs keep the JVM's full JIT.
+        opts = self.tool_opts if fmt == "ordergate" else [o for o in self.tool_opts if "TieredStopAtLevel" not in o]
+        cmd = ["java", *opts, "-jar", self.replay_jar, "replay", "run", "--file", path, "--url", self.cb_svc.base,
+               "--connections", str(connections), "--channel", channel, "--report", report]
+        if fmt == "ordergate":
+            cmd += ["--secret", secret_of_channel()]
+        else:
+            cmd += ["--sim-config", os.path.join(ROOT, "conf", "sandbox", "gateway-sim.json")]
         if rate:
             cmd += ["--rate", f"{rate:.1f}"]
         if warmup:
@@ -299,6 +325,9 @@ class Bench:
         with open(report) as f:
             res = json.load(f)
         res["cpu"] = meter.seconds()
+        if res["cpu"].get("client") is not None and res.get("prebuildCpuSeconds"):
+            # The notifications were built before the run: not part of sending them.
+            res["cpu"]["client"] = max(0.0, res["cpu"]["client"] - res["prebuildCpuSeconds"])
         applied = res.get("outcomes", {}).get("APPLIED", 0)
         res["applied"] = applied
         res["ok"] = r.returncode == 0 and applied == n_measured
@@ -310,7 +339,7 @@ class Bench:
 
     def wrk(self, db, name, n, connections, seconds):
         """The same callbacks through wrk (a C client, far cheaper per request than the JVM replay
-        tool): signed here (HMAC-SHA256 over "<t>.<body>", as the gateway does), sent closed loop by
+        tool): signed here (HMAC-SHA256 over "<t>.<channel>.<body>", the ordergate v2 signature), sent closed loop by
         bench/wrk-callbacks.lua for `seconds`."""
         prefix = f"B{name}-"
         self.psql(db, f"""INSERT INTO orders (order_no, user_id, status, amount_cents, request_hash, expires_at)
@@ -324,8 +353,8 @@ class Bench:
             for i in range(1, n + 1):
                 body = json.dumps({"txnId": f"T{prefix}{i}", "orderNo": f"{prefix}{i}", "amountCents": 1000,
                                    "status": "SUCCESS"}, separators=(",", ":"))
-                sig = hmac.new(secret, f"{t}.{body}".encode(), hashlib.sha256).hexdigest()
-                f.write(f"t={t},v1={sig}\t{body}\n")
+                sig = hmac.new(secret, f"{t}.{CHANNEL}.{body}".encode(), hashlib.sha256).hexdigest()
+                f.write(f"t={t},v2={sig}\t{body}\n")
         cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s",
                os.path.join(ROOT, "bench", "wrk-callbacks.lua"), self.cb_svc.base, "--", path, CHANNEL, "2"]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
@@ -554,6 +583,25 @@ class Bench:
         log(f"lateness: {self.results['late']}")
         self.drop_db(db)
 
+    # ---- 7: trigger tiers (issue 12) -----------------------------------------------------------
+
+    def item_triggers(self):
+        """The three trigger tiers side by side: `ordergate trigger-bench` (needs RabbitMQ and Redis on
+        this machine); its markdown section is appended to the report."""
+        z = self.size
+        md = os.path.join(self.tmp, "triggers.md")
+        log(f"triggers: {z['trig_orders']} orders over {z['trig_spread_seconds']} s, fallback {z['trig_fallback_ms']} ms")
+        r = subprocess.run(["java", "-Xms128m", "-Xmx768m", "-jar", JAR, "trigger-bench", "--db-url", self.url("postgres"),
+                            "--orders", str(z["trig_orders"]), "--spread-seconds", str(z["trig_spread_seconds"]),
+                            "--fallback-ms", str(z["trig_fallback_ms"]), "--noise-keys", str(z["trig_noise_keys"]),
+                            "--markdown", md], cwd=ROOT, capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(md):
+            self.results["triggers"] = f"trigger-bench failed ({r.returncode}): {(r.stderr or r.stdout)[-2000:]}"
+        else:
+            with open(md) as f:
+                self.results["triggers"] = f.read()
+        log("triggers: done")
+
     # ---- the report ----------------------------------------------------------------------------
 
     def report(self):
@@ -662,6 +710,18 @@ class Bench:
             f"{r['seconds']} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | {r['latencyMs']['p99.9']} | "
             f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | {cpu(r, r['requests'])} |")
         add("")
+        add("Callbacks/s per wire format, side by side (closed loop, 64 connections, the replay tool; the gateway "
+            "formats are built and signed by the load generator before its clock starts (that CPU is left out of "
+            "its column), so the service's column holds the price of verifying them: HMAC for ordergate and Stripe, SHA256withRSA for Alipay, "
+            "SHA256withRSA + AES-GCM for WeChat Pay):\n")
+        add("| format | callbacks/s | p50 ms | p99 ms | success answers / APPLIED | CPU µs per callback: service / load generator / PostgreSQL |")
+        add("|---|---|---|---|---|---|")
+        for fmt, r in cb.get("formats", {}).items():
+            answered = sum(v for k, v in r.get("status", {}).items() if k in ("200", "204"))
+            add(f"| `{fmt}` | {r['throughputPerSecond']:,.0f} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | "
+                f"{answered:,} / {r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | "
+                f"{cpu(r, r['requests'])} |")
+        add("")
         add("CPU: user + system seconds from /proc/<pid>/stat during the run, divided by the callbacks (or "
             "transactions); PostgreSQL counts the scratch database's client backends only (not the WAL writer). "
             "The machine has " + str(self.facts['nproc']) + " CPUs for all three.\n")
@@ -683,6 +743,9 @@ class Bench:
         add("\nA Sort appears where the planner's custom plan (the first 5 executions of each session) prefers a "
             "bitmap scan because the due rows are a large share of a small table; the generic plan is an Index Scan "
             "on orders_pending_expiry that stops after LIMIT rows.")
+        if R.get("triggers"):
+            add("")
+            add(R["triggers"])
         details = "\n".join(d)
 
         f = self.facts

@@ -13,15 +13,16 @@ WITH noted AS (
                          ARRAY[NULL]::text[], ARRAY[1]::int[])
     ON CONFLICT (channel, txn_id, gateway_status, order_no, amount_cents)
     DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now())
-INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status)
-SELECT * FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[])
+INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency)
+SELECT * FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[], ARRAY['CNY']::text[])
 ON CONFLICT (channel, txn_id) DO NOTHING
 RETURNING channel, txn_id;
 WITH paid AS (
     UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
                         closed_by = 'PAYMENT_CALLBACK'
-    FROM unnest(ARRAY['PGB-' || :n]::text[], ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[]) AS x(order_no, channel, txn_id, amount)
+    FROM unnest(ARRAY['PGB-' || :n]::text[], ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['CNY']::text[]) AS x(order_no, channel, txn_id, amount, currency)
     WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
+      AND (x.currency IS NULL OR o.currency = x.currency)
     RETURNING o.order_no, o.user_id, o.amount_cents, o.paid_at, o.paid_channel, o.paid_txn_id),
 used AS (
     UPDATE coupons c SET status = 'USED', updated_at = now()

@@ -35,10 +35,10 @@ public final class Main {
     String command = args.length == 0 ? "serve" : args[0];
     switch (command) {
       case "serve" -> serve();
-      case "reconcile", "drill", "replay", "chaos" ->
+      case "reconcile", "drill", "replay", "gateway-sim", "trigger-bench", "chaos" ->
           System.exit(dev.ordergate.tools.Tools.run(command, java.util.Arrays.copyOfRange(args, 1, args.length)));
       default -> {
-        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay | chaos] [--help]");
+        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay | gateway-sim | trigger-bench | chaos] [--help]");
         System.exit(2);
       }
     }

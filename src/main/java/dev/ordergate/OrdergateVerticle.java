@@ -1,5 +1,6 @@
 package dev.ordergate;
 
+import dev.ordergate.broker.BrokerTier;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.Migrations;
@@ -32,14 +33,17 @@ import dev.ordergate.metrics.DatabaseProbe;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.orders.CatalogService;
 import dev.ordergate.orders.OrderService;
+import dev.ordergate.outbox.OutboxEventType;
 import dev.ordergate.outbox.OutboxMetrics;
 import dev.ordergate.outbox.OutboxRelay;
 import dev.ordergate.outbox.OutboxService;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.Channels;
+import dev.ordergate.channel.NotificationLog;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
+import dev.ordergate.reminder.Reminders;
 import dev.ordergate.sweep.BatchHook;
 import dev.ordergate.sweep.SweepMetrics;
 import dev.ordergate.sweep.SweepTuning;
@@ -49,6 +53,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -93,6 +98,8 @@ public final class OrdergateVerticle extends VerticleBase {
   /** False only in the fuzz test's deliberately broken twin ({@link #withoutInputGuard()}). */
   private boolean inputGuard = true;
   private Router mainRouter;
+  private Reminders reminders;
+  private BrokerTier broker;
 
   public OrdergateVerticle(AppConfig config, DbUrl dbUrl, PrometheusMeterRegistry registry, Clock clock) {
     this(config, dbUrl, registry, clock, null);
@@ -150,9 +157,10 @@ public final class OrdergateVerticle extends VerticleBase {
               });
         })
         .compose(s -> config.outbox().enabled()
-            ? vertx.deployVerticle(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
-                outboxSignal, "relay-" + UUID.randomUUID().toString().substring(0, 8))).map(s)
+            ? vertx.deployVerticle(relay(new OutboxRelay(pool, config.outbox(), config.channels(), outboxMetrics,
+                outboxSignal, "relay-" + UUID.randomUUID().toString().substring(0, 8)))).map(s)
             : Future.succeededFuture(s))
+        .compose(s -> broker == null ? Future.succeededFuture(s) : broker.start().map(s))
         .onSuccess(s -> {
           server = s;
           reconcileMonitor.start();
@@ -161,6 +169,7 @@ public final class OrdergateVerticle extends VerticleBase {
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
         })
         .compose(s -> sweeper.start())
+        .compose(v -> reminders == null ? Future.succeededFuture() : reminders.start())
         .compose(v -> configPath == null || config.sweep().configScanMs() <= 0 ? Future.succeededFuture()
             : SweepTuning.watch(vertx, configPath, config.sweep().configScanMs(), sweeper)
                 .onSuccess(t -> sweepTuning = t));
@@ -192,9 +201,18 @@ public final class OrdergateVerticle extends VerticleBase {
         config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
     CallbackCoalescer queue = coalescer;
     expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
-    sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics), config.sweep(),
-        Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
-    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), sweeper::orderCreated);
+    sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics, config.broker().enabled()),
+        config.sweep(), Sweeper.defaultInstanceId(), clock, BatchHook.NONE);
+    broker = config.broker().enabled()
+        ? new BrokerTier(vertx, config.broker(), cancelGate, registry, sweeper.instanceId()) : null;
+    reminders = config.reminders().enabled()
+        ? new Reminders(vertx, pool, config.reminders(), outboxSignal, registry, sweeper.instanceId()) : null;
+    OrderService orders = new OrderService(pool, metrics, config.paymentTimeoutSeconds(), order -> {
+      sweeper.orderCreated(order);
+      if (reminders != null) {
+        reminders.orderCreated(order);
+      }
+    }, config.ordersCurrency(), broker == null ? null : outbox);
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
@@ -208,7 +226,7 @@ public final class OrdergateVerticle extends VerticleBase {
     root.get("/health/ready").handler(shutdown::readiness);
     management.get("/health/ready").handler(shutdown::readiness);
     HealthRoutes health = new HealthRoutes(pool, registry, coalescer::oldestRunnableWaitMs,
-        config.callbacks().readyMaxWaitMs());
+        config.callbacks().readyMaxWaitMs(), this::optionalHealth);
     health.mount(vertx, root);
     health.mount(vertx, management);
     health.mountMetrics(management);
@@ -219,8 +237,8 @@ public final class OrdergateVerticle extends VerticleBase {
       root.route(guarded).handler(apiAuth);
     }
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
-    root.route("/api/*").subRouter(new CallbackRoutes(config.channels(), new SignatureVerifier(clock),
-        coalescer::submit, metrics).router(vertx));
+    root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
+        coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
     AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate,
         new AuthThrottle(clock, registry));
     root.route("/admin/*").subRouter(admin.router(vertx));
@@ -238,6 +256,23 @@ public final class OrdergateVerticle extends VerticleBase {
   /** The main listener's router (the bad-input test checks its route catalog against it). */
   public Router mainRouter() {
     return mainRouter;
+  }
+
+  /** The relay with the routes of the optional tiers (the broker tier publishes ORDER_TIMEOUT). */
+  public OutboxRelay relay(OutboxRelay relay) {
+    return broker == null ? relay : relay.route(OutboxEventType.ORDER_TIMEOUT, broker::schedule);
+  }
+
+  private JsonObject optionalHealth() {
+    JsonObject out = new JsonObject();
+    if (broker != null) {
+      out.put("broker", broker.ready() ? "UP" : "DOWN");
+    }
+    Boolean redis = reminders == null ? null : reminders.redisSubscribed();
+    if (redis != null) {
+      out.put("redis", redis ? "UP" : "DOWN");
+    }
+    return out;
   }
 
   /** The port actually bound (useful with port 0 in tests). */
@@ -271,6 +306,16 @@ public final class OrdergateVerticle extends VerticleBase {
     return outboxMetrics;
   }
 
+  /** The payment reminders; null when {@code reminders.beforeSeconds} is 0. */
+  public Reminders reminders() {
+    return reminders;
+  }
+
+  /** The broker tier; null unless {@code triggers.broker.enabled}. */
+  public BrokerTier broker() {
+    return broker;
+  }
+
   public Sweeper sweeper() {
     return sweeper;
   }
@@ -296,6 +341,8 @@ public final class OrdergateVerticle extends VerticleBase {
               return Future.succeededFuture();
             },
             () -> sweepTuning == null ? Future.succeededFuture() : sweepTuning.close(),
+            () -> reminders == null ? Future.succeededFuture() : reminders.stop(),
+            () -> broker == null ? Future.succeededFuture() : broker.stop(),
             () -> sweeper == null ? Future.succeededFuture() : sweeper.stop()))
         .compose(v -> pool == null ? Future.succeededFuture() : pool.close());
   }

@@ -2,7 +2,15 @@ package dev.ordergate.config;
 
 import io.vertx.core.json.JsonObject;
 
+import dev.ordergate.channel.ChannelKind;
+import dev.ordergate.channel.ChannelSettings;
+import dev.ordergate.channel.alipay.AlipaySettings;
+import dev.ordergate.channel.ordergate.OrdergateSettings;
+import dev.ordergate.channel.stripe.StripeSettings;
+import dev.ordergate.channel.wechatpay.WechatPaySettings;
+
 import java.security.SecureRandom;
+import java.util.HashMap;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -27,6 +35,7 @@ public record AppConfig(
     int dbPoolSize,
     String embeddedDataDir,
     long paymentTimeoutSeconds,
+    String ordersCurrency,
     Map<String, ChannelConfig> channels,
     long autoRefundMaxCents,
     String adminToken,
@@ -42,6 +51,8 @@ public record AppConfig(
     OutboxConfig outbox,
     SweepConfig sweep,
     ReconcileConfig reconcile,
+    RemindersConfig reminders,
+    BrokerConfig broker,
     ServerConfig server) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
@@ -66,6 +77,10 @@ public record AppConfig(
       Secrets.requireStrong(r.raw("ORDERGATE_ADMIN_TOKEN") != null ? "ORDERGATE_ADMIN_TOKEN" : "admin.token", token);
     }
     int poolSize = r.intValue("db.poolSize", 10, 1, 200);
+    String currency = r.string("orders.currency", "CNY");
+    if (!currency.matches("[A-Z]{3}")) {
+      throw new ConfigException("orders.currency", "must be an ISO 4217 code such as CNY, got " + currency);
+    }
     boolean dev = devMode(r, dbUrl);
     List<String> apiKeys = apiKeys(r, dev);
     boolean apiKeyGenerated = apiKeys.isEmpty();
@@ -82,7 +97,8 @@ public record AppConfig(
         poolSize,
         r.string("db.embeddedDataDir", "data/pg"),
         r.integer("orders.paymentTimeoutSeconds", 1800, 1, MAX_TIMEOUT_SECONDS),
-        channels(r, dev),
+        currency,
+        channels(r, currency, dev),
         r.integer("payments.autoRefundMaxCents", 10_000, 0, Long.MAX_VALUE),
         token,
         generated,
@@ -97,6 +113,8 @@ public record AppConfig(
         OutboxConfig.from(r),
         SweepConfig.from(r),
         ReconcileConfig.from(r),
+        RemindersConfig.from(r),
+        BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)),
         ServerConfig.from(r));
   }
 
@@ -158,30 +176,78 @@ public record AppConfig(
     return List.copyOf(keys);
   }
 
-  private static Map<String, ChannelConfig> channels(ConfigReader r, boolean dev) {
+  private static Map<String, ChannelConfig> channels(ConfigReader r, String ordersCurrency, boolean dev) {
     Map<String, ChannelConfig> out = new LinkedHashMap<>();
+    Map<String, String> secretOwners = new HashMap<>();
     for (String name : r.object("payments.channels").fieldNames()) {
       if (!name.matches("[A-Za-z0-9_-]{1,32}")) {
         throw new ConfigException("payments.channels." + name, "channel names are 1-32 of [A-Za-z0-9_-]");
       }
       String prefix = "payments.channels." + name + ".";
-      var secrets = r.strings(prefix + "secrets");
-      if (secrets.isEmpty()) {
-        throw new ConfigException(prefix + "secrets", "needs at least one secret");
+      String kindId = r.string(prefix + "kind", ChannelKind.ORDERGATE.id());
+      ChannelKind kind = ChannelKind.of(kindId);
+      if (kind == null) {
+        throw new ConfigException(prefix + "kind", "must be one of " + ChannelKind.ids() + ", got " + kindId);
       }
-      String refundUrl = r.string(prefix + "refundUrl", null);
-      if (refundUrl != null && !refundUrl.matches("https?://.+")) {
-        throw new ConfigException(prefix + "refundUrl", "must be an http(s) URL, got " + Secrets.redactUrls(refundUrl));
+      boolean flagged = r.bool(prefix + "devOnly", false);
+      if (flagged && !dev) {
+        throw devOnlyOutsideDevMode(name);
       }
-      boolean devOnly = r.bool(prefix + "devOnly", false) || secrets.stream().anyMatch(x -> x.contains(DEV_MARKER));
+      ChannelSettings settings = switch (kind) {
+        case ORDERGATE -> OrdergateSettings.from(r, prefix);
+        case WECHATPAY_V3 -> WechatPaySettings.from(r, prefix);
+        case ALIPAY -> AlipaySettings.from(r, prefix);
+        case STRIPE -> StripeSettings.from(r, prefix);
+      };
+      boolean devOnly = flagged || settings.usesDevelopmentKeys();
       if (devOnly && !dev) {
-        throw new ConfigException("payments.channels." + name, "is development-only (devOnly, or a published "
-            + "development secret) and the service is not in dev mode: remove the channel, or set mode to \"dev\" "
-            + "on a machine that takes no real money");
+        throw devOnlyOutsideDevMode(name);
       }
-      out.put(name, new ChannelConfig(name, secrets,
-          r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl, devOnly));
+      if (settings.usesDevelopmentKeys() && !flagged) {
+        throw new ConfigException(prefix + "devOnly",
+            "must be true: the channel uses development-only keys (conf/sandbox), which are public");
+      }
+      String currency = r.string(prefix + "currency", ordersCurrency);
+      if (!currency.matches("[A-Z]{3}")) {
+        throw new ConfigException(prefix + "currency", "must be an ISO 4217 code such as CNY, got " + currency);
+      }
+      claimSecrets(secretOwners, prefix, settings);
+      String refundUrl = r.url(prefix + "refundUrl");
+      out.put(name, new ChannelConfig(name, kind, devOnly, currency,
+          r.integer(prefix + "toleranceSeconds", 300, 1, 86_400), refundUrl, settings));
     }
     return Map.copyOf(out);
+  }
+
+  private static ConfigException devOnlyOutsideDevMode(String name) {
+    return new ConfigException("payments.channels." + name, "is development-only (devOnly, or a published "
+        + "development secret or key) and the service is not in dev mode: remove the channel, or set mode to "
+        + "\"dev\" on a machine that takes no real money");
+  }
+
+  /**
+   * A secret that verifies two channels lets a request for one be accepted by the other: refused,
+   * naming both keys and never the secret.
+   */
+  private static void claimSecrets(Map<String, String> owners, String prefix, ChannelSettings settings) {
+    Map<String, String> mine = new LinkedHashMap<>();
+    if (settings instanceof OrdergateSettings o) {
+      for (int i = 0; i < o.secrets().size(); i++) {
+        mine.putIfAbsent(o.secrets().get(i), prefix + "secrets[" + i + "]");
+      }
+    } else if (settings instanceof StripeSettings st) {
+      for (int i = 0; i < st.webhookSecrets().size(); i++) {
+        mine.putIfAbsent(st.webhookSecrets().get(i), prefix + "webhookSecrets[" + i + "]");
+      }
+    } else if (settings instanceof WechatPaySettings w) {
+      mine.put(new String(w.apiV3Key(), java.nio.charset.StandardCharsets.UTF_8), prefix + "apiV3Key");
+    }
+    for (var e : mine.entrySet()) {
+      String other = owners.putIfAbsent(e.getKey(), e.getValue());
+      if (other != null) {
+        throw new ConfigException(e.getValue(), "holds the same secret as " + other
+            + "; every channel needs its own secret");
+      }
+    }
   }
 }

@@ -1,17 +1,22 @@
 package dev.ordergate.config;
 
+import dev.ordergate.channel.ChannelKind;
+import dev.ordergate.channel.ChannelSettings;
+import dev.ordergate.channel.ordergate.OrdergateSettings;
+
 import java.util.List;
 
 /**
- * One payment channel. Any of {@code secrets} verifies a signature, so a secret can be rotated
- * without downtime. {@code refundUrl} may be null (exceptions then go to manual review). A
- * {@code devOnly} channel (or one whose secret carries the {@value AppConfig#DEV_MARKER} marker of the
- * keys this repository publishes) is active only in dev mode.
+ * One payment channel: its wire format ({@code kind}) with that kind's typed {@code settings}, the
+ * currency its notifications are in unless they say otherwise, the time tolerance where the gateway
+ * signs a time, and {@code refundUrl} (may be null: exceptions then go to manual review).
+ * {@code devOnly} marks a channel that uses development-only keys.
  */
-public record ChannelConfig(String name, List<String> secrets, long toleranceSeconds, String refundUrl,
-                            boolean devOnly) {
+public record ChannelConfig(String name, ChannelKind kind, boolean devOnly, String currency, long toleranceSeconds,
+                            String refundUrl, ChannelSettings settings) {
 
-  public ChannelConfig(String name, List<String> secrets, long toleranceSeconds, String refundUrl) {
-    this(name, secrets, toleranceSeconds, refundUrl, false);
+  /** The HMAC secrets of an {@code ordergate} channel (any verifies); empty for other kinds. */
+  public List<String> secrets() {
+    return settings instanceof OrdergateSettings o ? o.secrets() : List.of();
   }
 }

@@ -123,4 +123,41 @@ public final class ConfigReader {
     }
     return List.copyOf(out);
   }
+
+  /** A list of objects, e.g. {@code platformKeys}; an item that is not an object names its index. */
+  public List<JsonObject> objects(String key) {
+    Object v = raw(key);
+    if (v == null) {
+      return List.of();
+    }
+    if (!(v instanceof JsonArray arr)) {
+      throw new ConfigException(key, "must be a list of objects");
+    }
+    List<JsonObject> out = new ArrayList<>();
+    for (int i = 0; i < arr.size(); i++) {
+      if (!(arr.getValue(i) instanceof JsonObject obj)) {
+        throw new ConfigException(key + "[" + i + "]", "must be an object");
+      }
+      out.add(obj);
+    }
+    return List.copyOf(out);
+  }
+
+  /** A required non-blank string. */
+  public String required(String key) {
+    String s = string(key, null);
+    if (s == null) {
+      throw new ConfigException(key, "is required");
+    }
+    return s;
+  }
+
+  /** An optional http(s) URL; null when absent. */
+  public String url(String key) {
+    String s = string(key, null);
+    if (s != null && !s.matches("https?://[^\\s]+")) {
+      throw new ConfigException(key, "must be an http(s) URL, got " + Secrets.redactUrls(s));
+    }
+    return s;
+  }
 }

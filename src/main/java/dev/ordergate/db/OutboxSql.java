@@ -33,6 +33,21 @@ public final class OutboxSql {
       WHERE o.order_no = ANY($1::text[])
       ORDER BY o.order_no, e.ord""";
 
+  /**
+   * The broker tier's timeout messages for new orders ({@code $1}, text[]), in their creation
+   * transaction: the relay hands them to the broker publisher after commit. Their outbox key is
+   * {@code <orderNo>#timeout}, not the order number, so the relay's per-order chains never put one
+   * in front of the order's other events: a broker that is down holds up no ORDER_PAID or
+   * ORDER_CANCELLED. The payload carries the order number.
+   */
+  public static final String INSERT_TIMEOUT_EVENTS = """
+      INSERT INTO outbox_events (type, order_no, payload)
+      SELECT 'ORDER_TIMEOUT', order_no || '#timeout', jsonb_build_object(
+                 'orderNo', order_no, 'expiresAt', expires_at,
+                 'expiresAtMs', (extract(epoch FROM expires_at) * 1000)::bigint)
+      FROM orders WHERE order_no = ANY($1::text[])
+      ORDER BY order_no""";
+
   // ---- the relay ------------------------------------------------------------------------------
 
   /**

@@ -23,6 +23,7 @@ public final class Rows {
         .put("userId", r.getString("user_id"))
         .put("status", r.getString("status"))
         .put("amountCents", r.getLong("amount_cents"))
+        .put("currency", r.getColumnIndex("currency") >= 0 ? r.getString("currency") : null)
         .put("items", items instanceof JsonArray a ? a : new JsonArray())
         .put("couponCode", r.getString("coupon_code"))
         .put("createdAt", instant(r.getOffsetDateTime("created_at")))

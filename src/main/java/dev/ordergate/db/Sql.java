@@ -14,10 +14,10 @@ public final class Sql {
 
   /** Creates the order unless its number is taken; the discount is the coupon's, floored at 0. */
   public static final String INSERT_ORDER = """
-      INSERT INTO orders (order_no, user_id, status, amount_cents, coupon_code, request_hash, expires_at)
+      INSERT INTO orders (order_no, user_id, status, amount_cents, coupon_code, request_hash, expires_at, currency)
       VALUES ($1, $2, 'PENDING_PAYMENT',
               greatest(0, $3 - coalesce((SELECT discount_cents FROM coupons WHERE code = $4), 0)),
-              $4, $5, now() + make_interval(secs => $6))
+              $4, $5, now() + make_interval(secs => $6), $7)
       ON CONFLICT (order_no) DO NOTHING
       RETURNING order_no""";
 
@@ -51,7 +51,7 @@ public final class Sql {
       VALUES ($1, NULL, 'PENDING_PAYMENT', $2, $3, $4)""";
 
   public static final String SELECT_ORDER = """
-      SELECT o.order_no, o.user_id, o.status, o.amount_cents, o.coupon_code, o.created_at, o.expires_at,
+      SELECT o.order_no, o.user_id, o.status, o.amount_cents, o.currency, o.coupon_code, o.created_at, o.expires_at,
              o.paid_at, o.cancelled_at, o.paid_txn_id, o.closed_by,
              (SELECT json_agg(json_build_object('sku', i.sku, 'qty', i.qty, 'unitPriceCents', i.unit_price_cents)
                               ORDER BY i.sku)
@@ -71,6 +71,22 @@ public final class Sql {
       UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = $2
       WHERE order_no = $1 AND status = 'PENDING_PAYMENT'
       RETURNING order_no""";
+
+  /**
+   * The exit to CANCELLED for a timeout trigger, for the orders {@code $1} (text[]): like
+   * {@link #CANCEL_ONE}, and only once an order has expired by the database's clock (an early
+   * trigger changes nothing). The primary key scan takes the row locks in order-number order, so two
+   * such batches cannot deadlock each other.
+   */
+  public static final String CANCEL_EXPIRED = """
+      UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = $2
+      WHERE order_no = ANY($1::text[]) AND status = 'PENDING_PAYMENT' AND expires_at <= now()
+      RETURNING order_no, extract(epoch FROM cancelled_at - expires_at)::float8 AS lateness_seconds""";
+
+  /** A timeout trigger's losers ({@code $1}, text[]): their status, and how long until expiry (0 when expired). */
+  public static final String ORDER_EXPIRIES = """
+      SELECT order_no, status, greatest(0, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint AS due_in_ms
+      FROM orders WHERE order_no = ANY($1::text[])""";
 
   /** Side effects of cancellation, set-based over exactly the orders the gate returned. */
   public static final String LOCK_STOCK_OF_ORDERS = """
@@ -101,7 +117,8 @@ public final class Sql {
 
   /**
    * Records every verified delivery ({@code $6..$13}: one row per distinct content, with its delivery
-   * count, sorted by key) and claims the idempotency key of the SUCCESS ones ({@code $1..$5}): receipt
+   * count, sorted by key) and claims the idempotency key of the SUCCESS ones ({@code $1..$5}, {@code $14} the
+   * currency): receipt
    * rows that come back are new; the others were received before. A non-final status never claims.
    */
   public static final String NOTE_AND_CLAIM = """
@@ -112,8 +129,8 @@ public final class Sql {
                                $12::text[], $13::int[])
           ON CONFLICT (channel, txn_id, gateway_status, order_no, amount_cents)
           DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now())
-      INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status)
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+      INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency)
+      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $14::text[])
       ON CONFLICT (channel, txn_id) DO NOTHING
       RETURNING channel, txn_id""";
 
@@ -127,8 +144,9 @@ public final class Sql {
       WITH paid AS (
           UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
                               closed_by = 'PAYMENT_CALLBACK'
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS x(order_no, channel, txn_id, amount)
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::text[]) AS x(order_no, channel, txn_id, amount, currency)
           WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
+            AND (x.currency IS NULL OR o.currency = x.currency)
           RETURNING o.order_no, o.user_id, o.amount_cents, o.paid_at, o.paid_channel, o.paid_txn_id),
       used AS (
           UPDATE coupons c SET status = 'USED', updated_at = now()
@@ -158,7 +176,7 @@ public final class Sql {
       SELECT order_no FROM paid""";
 
   public static final String ORDER_STATES = """
-      SELECT order_no, status, amount_cents FROM orders WHERE order_no = ANY($1::text[])""";
+      SELECT order_no, status, amount_cents, currency FROM orders WHERE order_no = ANY($1::text[])""";
 
   public static final String RECORD_OUTCOMES = """
       UPDATE payment_receipts r SET outcome = x.outcome, order_status = x.order_status
@@ -194,4 +212,13 @@ public final class Sql {
       RETURNING code, status, order_no""";
 
   public static final String SELECT_COUPON = "SELECT code, user_id, discount_cents, status, order_no FROM coupons WHERE code = $1";
+
+  // ---- verified notifications that are not payments ----------------------------------------
+
+  /** Recorded once per (channel, notification id); a repeat returns no row. */
+  public static final String RECORD_NOTIFICATION = """
+      INSERT INTO channel_notifications (channel, notification_id, event_type, order_no, payload)
+      VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (channel, notification_id) DO NOTHING
+      RETURNING id""";
 }

@@ -5,9 +5,11 @@ package dev.ordergate.domain;
  * {@code SUCCESS} is a payment (it claims the idempotency key (channel, txn id)); anything else is a
  * non-final or non-payment notification that is recorded and changes nothing. {@code notificationId}
  * (the gateway's own id of this delivery) and {@code payload} (the verified raw text, bounded) may be null.
+ * {@code currency} (ISO 4217) must be the order's, or the payment is an AMOUNT_MISMATCH; null means
+ * "the order's".
  */
 public record PaymentCallback(String channel, String txnId, String orderNo, long amountCents, String gatewayStatus,
-                              String notificationId, String payload) {
+                              String notificationId, String payload, String currency) {
 
   public static final String SUCCESS = "SUCCESS";
   /** Stored payloads are cut to this many characters. */
@@ -19,8 +21,13 @@ public record PaymentCallback(String channel, String txnId, String orderNo, long
     }
   }
 
+  public PaymentCallback(String channel, String txnId, String orderNo, long amountCents, String gatewayStatus,
+                         String notificationId, String payload) {
+    this(channel, txnId, orderNo, amountCents, gatewayStatus, notificationId, payload, null);
+  }
+
   public PaymentCallback(String channel, String txnId, String orderNo, long amountCents, String gatewayStatus) {
-    this(channel, txnId, orderNo, amountCents, gatewayStatus, null, null);
+    this(channel, txnId, orderNo, amountCents, gatewayStatus, null, null, null);
   }
 
   public boolean isSuccess() {

@@ -5,5 +5,7 @@ public enum TransitionSource {
   USER,
   OPERATOR,
   TIMEOUT_SWEEP,
-  PAYMENT_CALLBACK
+  PAYMENT_CALLBACK,
+  /** A delayed timeout message of the broker tier (issue 12). */
+  TIMEOUT_MESSAGE
 }

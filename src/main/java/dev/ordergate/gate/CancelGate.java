@@ -18,6 +18,12 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Collections;
 import java.util.List;
+import dev.ordergate.domain.ExpiryCancel;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeSet;
 
 /**
  * Cancels one order through the one-way gate: one conditional UPDATE; only the transaction that
@@ -50,6 +56,52 @@ public final class CancelGate {
           if (result.outcome() == CancelOutcome.CANCELLED) {
             metrics.transitions(source, OrderStatus.CANCELLED, 1);
             log.debug("order {} PENDING_PAYMENT -> CANCELLED by {} ({})", orderNo, source, actor);
+          }
+        });
+  }
+
+  /**
+   * Cancels orders for a timeout trigger (delayed messages, set-based for a batch of them): the same
+   * gate and effects as {@link #cancel}, conditional on expiry in the same UPDATE. One answer per
+   * distinct order number: CANCELLED for the winners; for the others whether the trigger came early
+   * (NOT_DUE, with the time left) or too late (CLOSED), or NOT_FOUND.
+   */
+  public Future<Map<String, ExpiryCancel>> cancelExpired(Collection<String> orderNos, TransitionSource source,
+                                                         String actor, String reference) {
+    String[] nos = new TreeSet<>(orderNos).toArray(String[]::new);
+    if (nos.length == 0) {
+      return Future.succeededFuture(Map.of());
+    }
+    return Tx.run(pool, conn -> conn.preparedQuery(Sql.CANCEL_EXPIRED).execute(Params.of(nos, source.name()))
+            .compose(won -> {
+              Map<String, ExpiryCancel> out = new HashMap<>();
+              for (Row r : won) {
+                String no = r.getString("order_no");
+                out.put(no, new ExpiryCancel(no, ExpiryCancel.Kind.CANCELLED, r.getDouble("lateness_seconds"), 0));
+              }
+              List<String> winners = List.copyOf(out.keySet());
+              String[] losers = Arrays.stream(nos).filter(no -> !out.containsKey(no)).toArray(String[]::new);
+              return effects.apply(conn, new CancellationEffects.Cancelled(winners,
+                      Collections.nCopies(winners.size(), actor), Collections.nCopies(winners.size(), reference)), source)
+                  .compose(v -> losers.length == 0 ? Future.succeededFuture(out)
+                      : conn.preparedQuery(Sql.ORDER_EXPIRIES).execute(Params.array(losers)).map(rows -> {
+                        for (Row r : rows) {
+                          String no = r.getString("order_no");
+                          out.put(no, "PENDING_PAYMENT".equals(r.getString("status"))
+                              ? new ExpiryCancel(no, ExpiryCancel.Kind.NOT_DUE, 0, Math.max(1, r.getLong("due_in_ms")))
+                              : new ExpiryCancel(no, ExpiryCancel.Kind.CLOSED, 0, 0));
+                        }
+                        for (String no : losers) {
+                          out.putIfAbsent(no, new ExpiryCancel(no, ExpiryCancel.Kind.NOT_FOUND, 0, 0));
+                        }
+                        return out;
+                      }));
+            }))
+        .onSuccess(result -> {
+          long won = result.values().stream().filter(r -> r.kind() == ExpiryCancel.Kind.CANCELLED).count();
+          if (won > 0) {
+            metrics.transitions(source, OrderStatus.CANCELLED, (int) won);
+            log.debug("{} order(s) PENDING_PAYMENT -> CANCELLED by {} ({})", won, source, actor);
           }
         });
   }

@@ -178,7 +178,8 @@ public final class PaymentGate {
               strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus),
               strings(noted, PaymentCallback::channel), strings(noted, PaymentCallback::txnId),
               strings(noted, PaymentCallback::orderNo), amounts(noted), strings(noted, PaymentCallback::gatewayStatus),
-              strings(noted, PaymentCallback::notificationId), strings(noted, PaymentCallback::payload), counts))
+              strings(noted, PaymentCallback::notificationId), strings(noted, PaymentCallback::payload), counts,
+              strings(byKey, PaymentCallback::currency)))
           .compose(claimed -> {
             List<PaymentCallback> fresh = new ArrayList<>();
             List<PaymentCallback> seen = new ArrayList<>();
@@ -257,7 +258,8 @@ public final class PaymentGate {
       }
       return conn.preparedQuery(Sql.PAY_ORDERS).execute(Params.of(
               strings(candidates, PaymentCallback::orderNo), strings(candidates, PaymentCallback::channel),
-              strings(candidates, PaymentCallback::txnId), amounts(candidates), OutboxWriter.SMS_ORDER_PAID))
+              strings(candidates, PaymentCallback::txnId), amounts(candidates), OutboxWriter.SMS_ORDER_PAID,
+              strings(candidates, PaymentCallback::currency)))
           .map(rows -> {
             Set<String> paid = new HashSet<>();
             rows.forEach(row -> paid.add(row.getString("order_no")));
@@ -330,7 +332,9 @@ public final class PaymentGate {
       return switch (OrderStatus.valueOf(state.getString("status"))) {
         case CANCELLED -> CallbackOutcome.LATE_AFTER_CANCEL;
         case PAID -> CallbackOutcome.DOUBLE_PAYMENT;
-        case PENDING_PAYMENT -> state.getLong("amount_cents") != cb.amountCents() ? CallbackOutcome.AMOUNT_MISMATCH : null;
+        case PENDING_PAYMENT -> state.getLong("amount_cents") != cb.amountCents()
+            || (cb.currency() != null && !cb.currency().equals(state.getString("currency")))
+            ? CallbackOutcome.AMOUNT_MISMATCH : null;
       };
     }
 

@@ -44,21 +44,34 @@ public final class Failures {
       }
       return;
     }
+    Ours ours = ours(ctx, failure);
+    send(ctx, ours.status(), ours.code(), ours.message());
+  }
+
+  /** Our own failure, as its status, code and message (logged once, with the id the message repeats). */
+  public record Ours(int status, String code, String message) {}
+
+  /**
+   * Classifies and logs a failure on our side (a {@link Rejection} with a 5xx status keeps its own);
+   * the payment-notification route answers it in the gateway's dialect.
+   */
+  public static Ours ours(RoutingContext ctx, Throwable failure) {
+    if (failure instanceof Rejection r) {
+      return new Ours(r.status(), r.code(), r.getMessage());
+    }
     String errorId = UUID.randomUUID().toString();
     String busy = databaseBusy(failure);
     if (busy != null) {
       log.warn("database busy [{}] on {} {}: {}", errorId, ctx.request().method(), ctx.request().path(), busy);
-      send(ctx, 503, "DATABASE_BUSY", busy + "; retry later (error id " + errorId + ")");
-      return;
+      return new Ours(503, "DATABASE_BUSY", busy + "; retry later (error id " + errorId + ")");
     }
     if (isDatabaseUnavailable(failure)) {
       log.error("database unavailable [{}] on {} {}: {}", errorId, ctx.request().method(), ctx.request().path(),
           failure.toString());
-      send(ctx, 503, "DATABASE_UNAVAILABLE", "the database did not answer; retry later (error id " + errorId + ")");
-      return;
+      return new Ours(503, "DATABASE_UNAVAILABLE", "the database did not answer; retry later (error id " + errorId + ")");
     }
     log.error("internal error [{}] on {} {}", errorId, ctx.request().method(), ctx.request().path(), failure);
-    send(ctx, 500, "INTERNAL_ERROR", "internal error (error id " + errorId + ")");
+    return new Ours(500, "INTERNAL_ERROR", "internal error (error id " + errorId + ")");
   }
 
   /** Our own lock or statement timeout ({@code db.lockTimeoutMs}, {@code db.statementTimeoutMs}): the client retries. */

@@ -10,12 +10,15 @@ import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * Liveness, readiness and Prometheus metrics. Ready: the database answers, and the callback pipeline is
  * not stalled (no callback that could run has waited for a transaction slot longer than
  * {@code callbacks.readyMaxWaitMs}). Answers carry status words only; why a check failed goes to the log.
- * {@code /metrics} is mounted on the management listener, not on the public one.
+ * {@code /metrics} is mounted on the management listener, not on the public one. Optional components
+ * (the broker tier, the Redis reminder trigger) are reported next to the database where configured,
+ * and readiness does not depend on them: their fallbacks cover while they are down.
  */
 public final class HealthRoutes {
 
@@ -25,12 +28,20 @@ public final class HealthRoutes {
   private final PrometheusMeterRegistry registry;
   private final LongSupplier callbackWaitMs;
   private final long readyMaxWaitMs;
+  private final Supplier<JsonObject> optionalComponents;
 
   public HealthRoutes(Pool pool, PrometheusMeterRegistry registry, LongSupplier callbackWaitMs, long readyMaxWaitMs) {
+    this(pool, registry, callbackWaitMs, readyMaxWaitMs, JsonObject::new);
+  }
+
+  /** {@code optionalComponents}: name -> "UP"/"DOWN" of the configured optional parts (not part of readiness). */
+  public HealthRoutes(Pool pool, PrometheusMeterRegistry registry, LongSupplier callbackWaitMs, long readyMaxWaitMs,
+                      Supplier<JsonObject> optionalComponents) {
     this.pool = pool;
     this.registry = registry;
     this.callbackWaitMs = callbackWaitMs;
     this.readyMaxWaitMs = readyMaxWaitMs;
+    this.optionalComponents = optionalComponents;
   }
 
   public void mount(Vertx vertx, Router root) {
@@ -51,7 +62,8 @@ public final class HealthRoutes {
             boolean up = ar.succeeded() && callbacksUp;
             Json.send(ctx, up ? 200 : 503, new JsonObject().put("status", up ? "UP" : "DOWN")
                 .put("database", ar.succeeded() ? "UP" : "DOWN")
-                .put("callbacks", callbacksUp ? "UP" : "STALLED"));
+                .put("callbacks", callbacksUp ? "UP" : "STALLED")
+                .mergeIn(optionalComponents.get()));
           });
     });
   }

@@ -72,6 +72,7 @@ public final class InputGuard implements Handler<RoutingContext> {
 
   @Override
   public void handle(RoutingContext ctx) {
+    ctx.put(RejectionLog.KEY, rejections);
     text("path", decode("path", ctx.request().path(), false), MAX_PATH);
     String query = ctx.request().query();
     if (query != null && !query.isEmpty()) {

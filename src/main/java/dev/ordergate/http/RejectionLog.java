@@ -34,6 +34,20 @@ public final class RejectionLog {
     this.perSecond = perSecond;
   }
 
+  /** Where {@link InputGuard} leaves this log for routes that answer a refusal themselves. */
+  static final String KEY = "ordergate.rejectionLog";
+
+  /**
+   * For a route that answers a refusal itself, in its own dialect (a payment channel's rejection):
+   * counted and logged sampled like the others.
+   */
+  static void record(RoutingContext ctx, int status, String code, String message) {
+    RejectionLog log = ctx.get(KEY);
+    if (log != null) {
+      log.record(ctx.request(), status, code, message);
+    }
+  }
+
   /** {@code answer} (the failure or error handler) preceded by recording a client mistake. */
   public Handler<RoutingContext> before(Handler<RoutingContext> answer) {
     return ctx -> {

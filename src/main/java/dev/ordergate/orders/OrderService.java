@@ -8,6 +8,7 @@ import dev.ordergate.domain.OrderStatus;
 import dev.ordergate.domain.Rejection;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.metrics.Metrics;
+import dev.ordergate.outbox.OutboxWriter;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -39,13 +40,27 @@ public final class OrderService {
   private final Metrics metrics;
   private final long defaultTimeoutSeconds;
   private final Consumer<JsonObject> onCreated;
+  private final String currency;
+  /** Non-null when the broker tier is on: creation writes the order's ORDER_TIMEOUT event. */
+  private final OutboxWriter timeoutMessages;
 
   /** {@code onCreated} sees each newly created order after commit (the precise sweep re-arms on it). */
   public OrderService(Pool pool, Metrics metrics, long defaultTimeoutSeconds, Consumer<JsonObject> onCreated) {
+    this(pool, metrics, defaultTimeoutSeconds, onCreated, "CNY", null);
+  }
+
+  /**
+   * Orders are created in {@code currency} ({@code orders.currency}, ISO 4217); with {@code timeoutMessages},
+   * each creation also schedules its timeout message through the outbox.
+   */
+  public OrderService(Pool pool, Metrics metrics, long defaultTimeoutSeconds, Consumer<JsonObject> onCreated,
+                      String currency, OutboxWriter timeoutMessages) {
+    this.currency = currency;
     this.pool = pool;
     this.metrics = metrics;
     this.defaultTimeoutSeconds = defaultTimeoutSeconds;
     this.onCreated = onCreated;
+    this.timeoutMessages = timeoutMessages;
   }
 
   public Future<Created> create(NewOrder req) {
@@ -59,7 +74,7 @@ public final class OrderService {
     }
     String hash = req.requestHash();
     return Tx.run(pool, conn -> conn.preparedQuery(Sql.INSERT_ORDER)
-            .execute(Params.of(orderNo, req.userId(), gross, req.couponCode(), hash, timeout))
+            .execute(Params.of(orderNo, req.userId(), gross, req.couponCode(), hash, timeout, currency))
             .compose(inserted -> inserted.rowCount() == 0
                 ? sameRequestOrConflict(conn, orderNo, hash)
                 : takeStock(conn, orderNo, req)
@@ -67,6 +82,8 @@ public final class OrderService {
                     .compose(v -> insertItems(conn, orderNo, req))
                     .compose(v -> conn.preparedQuery(Sql.TRANSITION_CREATED).execute(Params.of(
                         orderNo, TransitionSource.USER.name(), req.userId(), "create")))
+                    .compose(v -> timeoutMessages == null ? Future.<Void>succeededFuture()
+                        : timeoutMessages.timeoutScheduled(conn, orderNo))
                     .map(v -> Boolean.FALSE)))
         .compose(replayed -> get(orderNo).map(order -> new Created(order, replayed)))
         .onSuccess(created -> {

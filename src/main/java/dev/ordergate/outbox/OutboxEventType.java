@@ -8,5 +8,7 @@ public enum OutboxEventType {
   /** A text message to the customer, by template key. */
   NOTIFY_SMS,
   /** A refund request to the channel's {@code refundUrl}; its 2xx confirms the refund. */
-  REFUND_REQUESTED
+  REFUND_REQUESTED,
+  /** The broker tier's timeout message for a new order, handed to its publisher (issue 12). */
+  ORDER_TIMEOUT
 }

@@ -20,6 +20,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -28,6 +29,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 
 /**
  * Delivers outbox events after their transaction committed, at least once, in order per order
@@ -94,6 +96,8 @@ public final class OutboxRelay extends VerticleBase {
   private long gaugesRefreshedAt;
   private final List<Delivered> deliveredQueue = new ArrayList<>();
   private boolean marking;
+  /** Event types delivered by another component instead of HTTP or the log (the broker tier's ORDER_TIMEOUT). */
+  private final Map<OutboxEventType, Function<OutboxEvent, Future<Void>>> routes = new EnumMap<>(OutboxEventType.class);
 
   public OutboxRelay(Pool pool, OutboxConfig config, Map<String, ChannelConfig> channels, OutboxMetrics metrics,
                      OutboxSignal signal, String instanceId) {
@@ -105,6 +109,12 @@ public final class OutboxRelay extends VerticleBase {
     this.instanceId = instanceId;
     this.logTypes = OutboxConfig.SINK_TYPES.stream().filter(t -> !config.sinkUrls().containsKey(t)).sorted()
         .toArray(String[]::new);
+  }
+
+  /** Delivers events of {@code type} with {@code deliverer} (success = delivered); call before deploying. */
+  public OutboxRelay route(OutboxEventType type, Function<OutboxEvent, Future<Void>> deliverer) {
+    routes.put(type, deliverer);
+    return this;
   }
 
   @Override
@@ -350,6 +360,10 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   private Future<Void> deliver(OutboxEvent event, long claimedAt) {
+    Function<OutboxEvent, Future<Void>> route = routes.get(event.type());
+    if (route != null) {
+      return route.apply(event);
+    }
     String url;
     JsonObject body;
     if (event.type() == OutboxEventType.REFUND_REQUESTED) {

@@ -32,6 +32,13 @@ public final class OutboxWriter {
         .mapEmpty();
   }
 
+  /** ORDER_TIMEOUT for a new order (the broker tier), in its creation transaction. */
+  public Future<Void> timeoutScheduled(SqlConnection conn, String orderNo) {
+    return conn.preparedQuery(OutboxSql.INSERT_TIMEOUT_EVENTS).execute(Params.array(new String[] {orderNo}))
+        .onSuccess(v -> signal.afterCommit(conn))
+        .mapEmpty();
+  }
+
   /**
    * A statement of the caller's transaction wrote events (the payment gate writes ORDER_PAID and
    * NOTIFY_SMS in its own statement, {@code Sql.PAY_ORDERS}): nudge the relay once it commits.

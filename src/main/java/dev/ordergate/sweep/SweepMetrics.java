@@ -18,6 +18,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * cancelledAt - expiresAt of sweep cancellations), {@code ordergate_overdue_orders} (pending orders
  * past expiry + grace, measured at the end of each run: what the run left behind) and
  * {@code ordergate_sweep_last_run_timestamp_seconds} (when the last run finished; 0 before the first).
+ * With the broker tier on, the sweep is its fallback, and {@code ordergate_fallback_cancellations_total}
+ * counts the orders it had to cancel because no timeout message did (the broker tier's miss rate).
  */
 public final class SweepMetrics {
 
@@ -36,9 +38,18 @@ public final class SweepMetrics {
   private final Timer lateness;
   private final AtomicLong overdue = new AtomicLong();
   private final AtomicLong lastRunEpochSeconds = new AtomicLong();
+  /** Null unless the sweep is the broker tier's fallback. */
+  private final Counter fallback;
 
   public SweepMetrics(Metrics metrics) {
+    this(metrics, false);
+  }
+
+  public SweepMetrics(Metrics metrics, boolean fallbackOfBrokerTier) {
     this.metrics = metrics;
+    fallback = fallbackOfBrokerTier ? Counter.builder("ordergate.fallback.cancellations")
+        .description("Orders the fallback sweep cancelled because no timeout message did")
+        .register(metrics.registry()) : null;
     MeterRegistry registry = metrics.registry();
     ok = runs(registry, "ok");
     failed = runs(registry, "error");
@@ -76,6 +87,9 @@ public final class SweepMetrics {
       return;
     }
     cancelled.increment(latenessSeconds.length);
+    if (fallback != null) {
+      fallback.increment(latenessSeconds.length);
+    }
     metrics.transitions(TransitionSource.TIMEOUT_SWEEP, OrderStatus.CANCELLED, latenessSeconds.length);
     for (double s : latenessSeconds) {
       lateness.record((long) (Math.max(0, s) * 1e9), TimeUnit.NANOSECONDS);

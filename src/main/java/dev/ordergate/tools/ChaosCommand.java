@@ -76,7 +76,7 @@ final class ChaosCommand {
         timeoutSeconds,
         args.intValue("connections", 32, 1, 4096),
         2, 50, 60, 5, 5_000,
-        "CH" + Long.toString(System.currentTimeMillis(), 36).toUpperCase());
+        "CH" + Long.toString(System.currentTimeMillis(), 36).toUpperCase(), "sweep");
     int kills = args.intValue("kills", 2, 0, 100);
     int cuts = args.intValue("cuts", 3, 0, 1000);
     Path dir = args.has("work-dir") ? Path.of(args.string("work-dir", null)) : Files.createTempDirectory("ordergate-chaos");

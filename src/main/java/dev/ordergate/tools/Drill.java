@@ -12,7 +12,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -39,22 +38,32 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class Drill {
 
+  /**
+   * {@code trigger}: who is expected to cancel expired orders. {@code sweep}: the drill's sweep
+   * loops and the settle phase call the sweep; {@code broker}: the service's broker tier (timeout
+   * messages) with its fallback sweep on its own timer, and the drill calls no sweep at all.
+   */
   public record Options(int orders, long seed, int timeoutSeconds, int connections, int sweepers,
-                        long sweepIntervalMs, int settleSeconds, int skus, long requestTimeoutMs, String runId) {
+                        long sweepIntervalMs, int settleSeconds, int skus, long requestTimeoutMs, String runId,
+                        String trigger) {
 
     public static Options defaults(int orders, long seed) {
       return new Options(orders, seed, 3, 64, 2, 25, 30, 5, 10_000,
-          Long.toString(System.currentTimeMillis(), 36).toUpperCase());
+          Long.toString(System.currentTimeMillis(), 36).toUpperCase(), "sweep");
     }
 
     public Options withTimeoutSeconds(int seconds) {
       return new Options(orders, seed, seconds, connections, sweepers, sweepIntervalMs, settleSeconds, skus,
-          requestTimeoutMs, runId);
+          requestTimeoutMs, runId, trigger);
     }
 
     public Options withSettle(int seconds, long requestTimeout) {
       return new Options(orders, seed, timeoutSeconds, connections, sweepers, sweepIntervalMs, seconds, skus,
-          requestTimeout, runId);
+          requestTimeout, runId, trigger);
+    }
+
+    boolean sweepsInSettle() {
+      return !"broker".equals(trigger);
     }
   }
 
@@ -319,12 +328,11 @@ public final class Drill {
       amount = track.amountCents + 100;
     }
     boolean wrong = amount != track.amountCents;
-    byte[] raw = new JsonObject().put("txnId", a.txnId()).put("orderNo", track.plan.orderNo())
-        .put("amountCents", amount).put("status", "SUCCESS").encode().getBytes(StandardCharsets.UTF_8);
+    var notification = client.payment(a.txnId(), track.plan.orderNo(), amount);
     List<Future<?>> copies = new ArrayList<>();
     for (int c = 0; c < a.copies(); c++) {
       sent.add("callbacks");
-      copies.add(client.callback(raw).transform(ar -> {
+      copies.add(notification.get().transform(ar -> {
         if (ar.failed()) {
           if (outage("callbacks")) {
             // Unanswered: it may or may not have been applied before the service died.
@@ -334,19 +342,17 @@ public final class Drill {
           }
           return Future.succeededFuture();
         }
-        HttpResponse<Buffer> resp = ar.result();
-        if (resp.statusCode() != 200) {
-          if (resp.statusCode() != 503 || !outage("callbacks")) {
-            track.errors.add("callback " + a.txnId() + ": HTTP " + resp.statusCode() + " " + resp.bodyAsString());
+        ServiceClient.PayAnswer answer = ar.result();
+        if (!answer.accepted() || answer.outcome() == null) {
+          // A 503 (our own failure, the gateway retries) is an outage in chaos mode.
+          if (answer.status() != 503 || !outage("callbacks")) {
+            track.errors.add("callback " + a.txnId() + ": HTTP " + answer.status() + " " + answer.body());
           }
-          track.payments.add(new PayAnswer(a.txnId(), wrong, resp.statusCode(), null, false));
+          track.payments.add(new PayAnswer(a.txnId(), wrong, answer.status(), null, false));
           return Future.succeededFuture();
         }
-        JsonObject body = resp.bodyAsJsonObject();
-        String outcome = body.getString("outcome");
-        boolean duplicate = body.getBoolean("duplicate", false);
-        callbackOutcomes.add(duplicate ? "duplicate(" + outcome + ")" : outcome);
-        track.payments.add(new PayAnswer(a.txnId(), wrong, 200, outcome, duplicate));
+        callbackOutcomes.add(answer.duplicate() ? "duplicate(" + answer.outcome() + ")" : answer.outcome());
+        track.payments.add(new PayAnswer(a.txnId(), wrong, 200, answer.outcome(), answer.duplicate()));
         return Future.succeededFuture();
       }));
     }
@@ -393,7 +399,7 @@ public final class Drill {
     long deadline = System.nanoTime() + options.settleSeconds() * 1_000_000_000L;
     List<Track> open = new ArrayList<>(tracks.values());
     while (true) {
-      if (sweepAvailable) {
+      if (sweepAvailable && options.sweepsInSettle()) {
         sweepOnce().await();
       }
       readBack(open);
@@ -554,6 +560,9 @@ public final class Drill {
         .put("callbackOutcomes", callbackOutcomes.toJson())
         .put("cancelOutcomes", cancelOutcomes.toJson())
         .put("finalStatus", finalStatus.toJson())
+        .put("trigger", new JsonObject().put("tier", options.trigger())
+            .put("cancelledByMessages", finalStatus.get("CANCELLED by " + TransitionSource.TIMEOUT_MESSAGE))
+            .put("fallbackCaught", finalStatus.get("CANCELLED by " + TransitionSource.TIMEOUT_SWEEP)))
         .put("anomalyCount", anomalies.size())
         .put("anomalies", list)
         .put("reconciliation", reconciliation.toJson())
@@ -581,6 +590,12 @@ public final class Drill {
     sb.append("  callbacks: ").append(callbackOutcomes.line()).append(nl);
     sb.append("  cancels:   ").append(cancelOutcomes.line()).append(nl);
     sb.append("  final:     ").append(finalStatus.line()).append(nl);
+    if ("broker".equals(options.trigger())) {
+      JsonObject t = r.getJsonObject("trigger");
+      sb.append("  trigger:   broker tier: ").append(t.getLong("cancelledByMessages"))
+          .append(" orders cancelled by timeout messages, ").append(t.getLong("fallbackCaught"))
+          .append(" caught by the fallback sweep").append(nl);
+    }
     JsonObject rec = r.getJsonObject("reconciliation");
     sb.append("  reconcile: ").append(rec.getBoolean("ok") ? "all invariants hold"
         : rec.getLong("violations") + " violation(s)").append(nl);

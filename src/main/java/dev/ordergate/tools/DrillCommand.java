@@ -1,6 +1,9 @@
 package dev.ordergate.tools;
 
+import dev.ordergate.broker.BrokerTier;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 
 import java.io.PrintStream;
 import java.util.Set;
@@ -39,11 +42,46 @@ final class DrillCommand {
         --db-url URL          self-contained: this database instead of the configured one
         --service-log LEVEL   self-contained: the service's log level (default ERROR; the drill
                               provokes a warning for every late payment)
+        --trigger T           who cancels expired orders: sweep (default: the drill's sweep loops)
+                              or broker (the broker tier's timeout messages, its fallback sweep on
+                              the service's own timer; the drill calls no sweep and reports how many
+                              orders the fallback caught). Self-contained, broker turns the tier on
+                              with queues of this run's own prefix, deleted afterwards.
+        --broker-uri URI      broker: the RabbitMQ (default triggers.broker.uri)
+        --fallback-ms M       broker, self-contained: the fallback sweep's period (default 10000)
 
       Exit status: 0 no anomaly, 1 anomalies (each listed), 2 could not run.
       """ + Args.SECRETS_HELP;
 
   private final PrintStream out;
+
+  /** The broker tier on, with this run's own queue prefix; the sweep becomes its fallback on its own timer. */
+  private static void brokerTier(JsonObject json, Args args, String runId) {
+    JsonObject triggers = json.getJsonObject("triggers", new JsonObject());
+    JsonObject b = triggers.getJsonObject("broker", new JsonObject()).copy()
+        .put("enabled", true).put("prefix", "ordergate-drill-" + runId.toLowerCase());
+    String uri = args.string("broker-uri", null);
+    if (uri != null) {
+      b.put("uri", uri);
+    }
+    json.put("triggers", triggers.copy().put("broker", b));
+    json.put("sweep", json.getJsonObject("sweep", new JsonObject()).copy()
+        .put("enabled", true).put("precise", false).put("graceSeconds", 2).put("configScanMs", 0)
+        .put("periodMs", args.integer("fallback-ms", 10_000, 100, 86_400_000)));
+  }
+
+  private void awaitBroker(LocalService local) throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (!local.verticle.broker().ready()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("the broker tier did not connect to " + local.config.broker().uri()
+            .replaceFirst("//([^:@/]*):[^@/]*@", "//$1:***@") + " within 30 s");
+      }
+      Thread.sleep(100);
+    }
+    out.println("broker tier connected: queues " + local.config.broker().prefix() + ".*, tiers "
+        + local.config.broker().tiersMs() + " ms, fallback sweep every " + local.config.sweep().periodMs() + " ms");
+  }
 
   DrillCommand(PrintStream out) {
     this.out = out;
@@ -52,22 +90,28 @@ final class DrillCommand {
   int run(String[] argv) throws Exception {
     Args args = Args.parse(argv, Set.of("url", "admin-token", "api-key", "channel", "secret", "orders", "seed",
         "timeout-seconds", "connections", "sweepers", "sweep-interval-ms", "settle-seconds", "skus",
-        "request-timeout-ms", "report", "db-url", "service-log"), Set.of());
+        "request-timeout-ms", "report", "db-url", "service-log", "trigger", "broker-uri", "fallback-ms"), Set.of());
     if (args.help()) {
       out.print(HELP);
       return Tools.OK;
     }
+    String trigger = args.string("trigger", "sweep");
+    if (!trigger.equals("sweep") && !trigger.equals("broker")) {
+      throw new Args.UsageException("--trigger is sweep or broker, got " + trigger);
+    }
+    boolean broker = trigger.equals("broker");
+    String runId = Long.toString(System.currentTimeMillis(), 36).toUpperCase();
     Drill.Options options = new Drill.Options(
         args.intValue("orders", 2000, 1, 1_000_000),
         args.integer("seed", 1, Long.MIN_VALUE, Long.MAX_VALUE),
         args.intValue("timeout-seconds", 3, 2, 3600),
         args.intValue("connections", 64, 1, 4096),
-        args.intValue("sweepers", 2, 0, 64),
+        args.intValue("sweepers", broker ? 0 : 2, 0, 64),
         args.integer("sweep-interval-ms", 25, 1, 600_000),
         args.intValue("settle-seconds", 30, 0, 3600),
         args.intValue("skus", 5, 1, 1000),
         args.integer("request-timeout-ms", 10_000, 100, 600_000),
-        Long.toString(System.currentTimeMillis(), 36).toUpperCase());
+        runId, trigger);
     Vertx vertx = Vertx.vertx();
     LocalService local = null;
     try {
@@ -84,8 +128,15 @@ final class DrillCommand {
         // The in-process service would log every late payment the drill provokes: quiet by default.
         ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("dev.ordergate"))
             .setLevel(ch.qos.logback.classic.Level.toLevel(args.string("service-log", "ERROR")));
-        local = LocalService.start(vertx, LocalService.configJson(vertx), args.secret("db-url"), out);
+        JsonObject json = LocalService.configJson(vertx);
+        if (broker) {
+          brokerTier(json, args, runId);
+        }
+        local = LocalService.start(vertx, json, args.secret("db-url"), out);
         target = local.target(args.string("channel", null));
+        if (broker) {
+          awaitBroker(local);
+        }
       }
       Drill.Result result = new Drill(vertx, options, target, null, out).run();
       out.print(result.summary());
@@ -94,6 +145,11 @@ final class DrillCommand {
     } finally {
       if (local != null) {
         local.close();
+        if (broker) {
+          BrokerTier.deleteTopology(vertx, local.config.broker())
+              .onFailure(err -> out.println("note: the drill's queues were not deleted: " + err))
+              .transform(ar -> Future.succeededFuture()).await();
+        }
       }
       vertx.close().await();
     }

@@ -27,16 +27,18 @@ final class LocalService implements AutoCloseable {
   final AppConfig config;
   final DbUrl db;
   final String url;
+  final OrdergateVerticle verticle;
   private final Vertx vertx;
   private final String deploymentId;
   private final EmbeddedDatabase embedded;
   private final Path embeddedDir;
 
-  private LocalService(AppConfig config, DbUrl db, String url, Vertx vertx, String deploymentId,
-                       EmbeddedDatabase embedded, Path embeddedDir) {
+  private LocalService(AppConfig config, DbUrl db, String url, OrdergateVerticle verticle, Vertx vertx,
+                       String deploymentId, EmbeddedDatabase embedded, Path embeddedDir) {
     this.config = config;
     this.db = db;
     this.url = url;
+    this.verticle = verticle;
     this.vertx = vertx;
     this.deploymentId = deploymentId;
     this.embedded = embedded;
@@ -74,15 +76,33 @@ final class LocalService implements AutoCloseable {
     String id = vertx.deployVerticle(verticle).await();
     String url = "http://127.0.0.1:" + verticle.port();
     out.println("started the service in-process at " + url + " on " + db.jdbcUrl());
-    return new LocalService(config, db, url, vertx, id, embedded, dir);
+    return new LocalService(config, db, url, verticle, vertx, id, embedded, dir);
   }
 
-  /** The first configured channel (or {@code name}) and its first secret. */
+  /**
+   * The first configured ordergate channel (or {@code name}) and its first secret. A sandbox channel
+   * of a gateway kind is driven by its simulated gateway (conf/sandbox/gateway-sim.json).
+   */
   ServiceClient.Target target(String channelName) {
-    ChannelConfig channel = channelName != null ? config.channels().get(channelName)
-        : config.channels().values().stream().sorted(Comparator.comparing(ChannelConfig::name)).findFirst().orElse(null);
-    if (channel == null) {
-      throw new Args.UsageException(channelName == null ? "no payment channel configured" : "no channel " + channelName);
+    ChannelConfig named = channelName == null ? null : config.channels().get(channelName);
+    if (named != null && named.kind() != dev.ordergate.channel.ChannelKind.ORDERGATE) {
+      try {
+        var sim = dev.ordergate.sim.SimConfig.load(dev.ordergate.sim.SimConfig.DEFAULT_PATH).gateways().values().stream()
+            .filter(t -> t.channel().equals(channelName)).findFirst()
+            .orElseThrow(() -> new Args.UsageException("channel " + channelName + " has no simulated gateway in "
+                + dev.ordergate.sim.SimConfig.DEFAULT_PATH));
+        return new ServiceClient.Target(url, config.adminToken(), config.apiKeys().get(0), channelName, null,
+            sim.gateway());
+      } catch (java.io.IOException e) {
+        throw new Args.UsageException("cannot read " + dev.ordergate.sim.SimConfig.DEFAULT_PATH + ": " + e.getMessage());
+      }
+    }
+    ChannelConfig channel = channelName != null ? named
+        : config.channels().values().stream().filter(c -> c.kind() == dev.ordergate.channel.ChannelKind.ORDERGATE)
+            .sorted(Comparator.comparing(ChannelConfig::name)).findFirst().orElse(null);
+    if (channel == null || channel.secrets().isEmpty()) {
+      throw new Args.UsageException(channelName == null ? "no payment channel of kind ordergate configured"
+          : "no channel " + channelName + " of kind ordergate");
     }
     return new ServiceClient.Target(url, config.adminToken(), config.apiKeys().get(0), channel.name(),
         channel.secrets().get(0));

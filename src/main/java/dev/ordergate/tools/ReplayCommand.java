@@ -3,7 +3,8 @@ package dev.ordergate.tools;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.config.ChannelConfig;
 import dev.ordergate.config.Secrets;
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.sim.SimConfig;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -35,8 +36,12 @@ final class ReplayCommand {
         order as a JSON line {"offsetMs","channel","body"}, offsets spread over --span-ms (default
         1000); a share of them (--duplicates, default 0.1) is written 2-3 times with the same txnId.
           --admin-token T   (default admin.token / ORDERGATE_ADMIN_TOKEN from the config)
+          --format F        ordergate (default) | wechatpay-v3 | alipay | stripe: run sends each callback
+                            in that gateway's wire format, signed (and for WeChat Pay encrypted) with
+                            the DEVELOPMENT ONLY keys of conf/sandbox before the clock starts
           --api-key K       (default the first of ORDERGATE_API_KEYS, else api.keys from the config)
-          --channel NAME    written into each line (default sandbox)
+          --channel NAME    written into each line (default sandbox, or the format's sandbox channel)
+          --sim-config FILE the simulated gateways (default conf/sandbox/gateway-sim.json)
           --seed N          (default 1)   --connections C   for creating orders (default 32)
       run: signs each callback at send time with the channel secret and sends it once.
           --connections C   HTTP/1.1 keep-alive connections, no pipelining (default 64)
@@ -49,6 +54,7 @@ final class ReplayCommand {
           --warmup N        send the first N callbacks closed loop first, outside the figures
           --emit-wrk FILE   instead of sending, write a wrk Lua script with the requests pre-signed
                             now (valid for the channel's toleranceSeconds): wrk -s FILE URL
+                            (ordergate format only)
       Both: --report FILE writes the JSON report. Exit status: 0 every callback answered 200,
       1 otherwise (errors or other statuses), 2 could not run.
       """ + Args.SECRETS_HELP;
@@ -62,7 +68,7 @@ final class ReplayCommand {
   int run(String[] argv) throws Exception {
     Args args = Args.parse(argv, Set.of("orders", "file", "url", "admin-token", "api-key", "channel", "secret", "seed",
         "connections", "rate", "span-ms", "duplicates", "timeout-seconds", "request-timeout-ms", "report",
-        "emit-wrk", "warmup"), Set.of("use-offsets"));
+        "emit-wrk", "warmup", "format", "sim-config"), Set.of("use-offsets"));
     if (args.help() || args.positional().isEmpty()) {
       out.print(HELP);
       return args.help() ? Tools.OK : Tools.FAILED;
@@ -94,7 +100,18 @@ final class ReplayCommand {
   private int generate(Vertx vertx, Args args, Path file) throws IOException {
     int n = args.intValue("orders", 1000, 1, 10_000_000);
     String url = required(args, "url");
-    String channel = args.string("channel", "sandbox");
+    String format = args.string("format", Burst.ORDERGATE);
+    String channel = args.string("channel", null);
+    if (!format.equals(Burst.ORDERGATE)) {
+      SimConfig.Target sim;
+      try {
+        sim = SimConfig.load(args.string("sim-config", SimConfig.DEFAULT_PATH)).target(format);
+      } catch (IllegalArgumentException e) {
+        throw new Args.UsageException("--format must be ordergate, wechatpay-v3, alipay or stripe: " + e.getMessage());
+      }
+      channel = channel == null ? sim.channel() : channel;
+    }
+    channel = channel == null ? "sandbox" : channel;
     String token = args.secret("admin-token");
     String apiKey = DrillCommand.apiKey(args);
     if (token == null || apiKey == null) {
@@ -128,12 +145,12 @@ final class ReplayCommand {
         JsonObject body = new JsonObject().put("txnId", "RT-" + runId + "-" + i).put("orderNo", order.getString("orderNo"))
             .put("amountCents", order.getLong("amountCents")).put("status", "SUCCESS");
         long offset = span == 0 ? 0 : (long) (rng.nextDouble() * span);
-        bursts.add(Burst.of(offset, channel, body));
+        bursts.add(Burst.of(offset, channel, body, format));
         if (rng.nextDouble() < dupShare) {
           duplicated++;
           int copies = 1 + rng.nextInt(2);
           for (int c = 0; c < copies; c++) {
-            bursts.add(Burst.of(offset + rng.nextInt(50), channel, body));
+            bursts.add(Burst.of(offset + rng.nextInt(50), channel, body, format));
           }
         }
       }
@@ -155,8 +172,8 @@ final class ReplayCommand {
       return secret;
     }
     ChannelConfig c = AppConfig.from(LocalService.configJson(vertx)).channels().get(channel);
-    if (c == null) {
-      throw new Args.UsageException("--secret is required (channel " + channel + " is not in the local config)");
+    if (c == null || c.secrets().isEmpty()) {
+      throw new Args.UsageException("--secret is required (channel " + channel + " is not an ordergate channel of the local config)");
     }
     return c.secrets().get(0);
   }
@@ -176,7 +193,13 @@ final class ReplayCommand {
     List<Burst> bursts = Burst.read(file);
     String url = required(args, "url");
     String channel = channelOf(args, bursts);
-    String secret = secretFor(vertx, args, channel);
+    boolean anyOrdergate = bursts.stream().anyMatch(b -> !b.gatewayFormat());
+    String secret = anyOrdergate ? secretFor(vertx, args, channel) : null;
+    java.util.Map<String, dev.ordergate.sim.Gateway> gateways = new java.util.HashMap<>();
+    if (bursts.stream().anyMatch(Burst::gatewayFormat)) {
+      SimConfig.load(args.string("sim-config", SimConfig.DEFAULT_PATH)).gateways()
+          .forEach((k, t) -> gateways.put(k, t.gateway()));
+    }
     Replay.Options options = new Replay.Options(args.intValue("connections", 64, 1, 65_536),
         args.decimal("rate", 0, 0, 10_000_000), args.has("use-offsets"),
         args.integer("request-timeout-ms", 30_000, 100, 3_600_000), args.intValue("warmup", 0, 0, 100_000_000));
@@ -184,9 +207,11 @@ final class ReplayCommand {
         : options.useOffsets() ? "open loop at the file's offsets" : "closed loop";
     out.printf("replaying %d callbacks from %s to %s: %s, %d connections%s%n", bursts.size(), file, Secrets.redactUrls(url), mode,
         options.connections(), options.warmup() > 0 ? ", the first " + options.warmup() + " as warm-up" : "");
-    Replay.Result result = new Replay(vertx, url, args.string("channel", null), secret, options).run(bursts);
+    Replay replay = new Replay(vertx, url, args.string("channel", null), secret, options, gateways);
+    Replay.Result result = replay.run(bursts);
     out.print(result.summary());
     Tools.writeReport(args.string("report", null), result.toJson().put("file", file.toString()).put("url", Secrets.redactUrls(url))
+        .put("prebuildCpuSeconds", replay.prebuildCpuSeconds())
         .put("mode", mode).put("connections", options.connections()).put("rate", options.rate())
         .put("warmup", options.warmup())
         .put("at", Instant.now().toString()), out);
@@ -196,6 +221,9 @@ final class ReplayCommand {
   /** A wrk script: every request pre-signed now; each wrk thread walks its own share of them. */
   private int emitWrk(Vertx vertx, Args args, Path file) throws IOException {
     List<Burst> bursts = Burst.read(file);
+    if (bursts.stream().anyMatch(Burst::gatewayFormat)) {
+      throw new Args.UsageException("--emit-wrk writes the ordergate format only; replay run sends gateway formats");
+    }
     String channel = channelOf(args, bursts);
     String secret = secretFor(vertx, args, channel);
     long t = System.currentTimeMillis() / 1000;
@@ -210,7 +238,7 @@ final class ReplayCommand {
       w.write("local bodies = {\n");
       for (Burst b : bursts) {
         String body = new String(b.body(), StandardCharsets.UTF_8);
-        w.write("  {[==[" + body + "]==], \"" + SignatureVerifier.header(secret, t, b.body()) + "\"},\n");
+        w.write("  {[==[" + body + "]==], \"" + OrdergateSignature.header(secret, t, channel, b.body()) + "\"},\n");
       }
       w.write("}\n");
       w.write("""

@@ -1,6 +1,6 @@
 package dev.ordergate.tools;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -12,7 +12,13 @@ import io.vertx.ext.web.client.HttpResponse;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 
+import dev.ordergate.http.CallbackRoutes;
+import dev.ordergate.sim.Delivery;
+import dev.ordergate.sim.Gateway;
+import dev.ordergate.sim.Payment;
+
 import java.net.URI;
+import java.util.function.Supplier;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -24,9 +30,17 @@ public final class ServiceClient implements AutoCloseable {
   /**
    * Where the service is and the credentials the tools need: the admin token for {@code /admin/*}, the
    * API key for {@code /api/orders}, {@code /api/inventory} and {@code /api/coupons}, the channel secret
-   * for callbacks.
+   * for callbacks. {@code gateway} set: the channel is of that gateway's kind and payments are sent as
+   * the (simulated) gateway sends them; null: the ordergate format signed with {@code secret}.
    */
-  public record Target(String url, String adminToken, String apiKey, String channel, String secret) {}
+  public record Target(String url, String adminToken, String apiKey, String channel, String secret, Gateway gateway) {
+    public Target(String url, String adminToken, String apiKey, String channel, String secret) {
+      this(url, adminToken, apiKey, channel, secret, null);
+    }
+  }
+
+  /** The answer to one delivered payment notification, whatever the channel's dialect. */
+  public record PayAnswer(int status, boolean accepted, String outcome, boolean duplicate, String body) {}
 
   private final Target target;
   private final WebClient http;
@@ -71,12 +85,41 @@ public final class ServiceClient implements AutoCloseable {
     long t = System.currentTimeMillis() / 1000;
     return request(HttpMethod.POST, "/api/callbacks/" + target.channel(), false)
         .putHeader("Content-Type", "application/json")
-        .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(target.secret(), t, raw))
+        .putHeader(OrdergateSignature.HEADER, OrdergateSignature.header(target.secret(), t, target.channel(), raw))
         .sendBuffer(Buffer.buffer(raw));
   }
 
   public Future<HttpResponse<Buffer>> callback(JsonObject body) {
     return callback(body.encode().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * One payment's notification, built once: each {@code get()} delivers one copy of it (a gateway's
+   * duplicate is the same notification again). The ordergate format is signed at send time.
+   */
+  public Supplier<Future<PayAnswer>> payment(String txnId, String orderNo, long amountCents) {
+    if (target.gateway() == null) {
+      byte[] raw = new JsonObject().put("txnId", txnId).put("orderNo", orderNo).put("amountCents", amountCents)
+          .put("status", "SUCCESS").encode().getBytes(StandardCharsets.UTF_8);
+      return () -> callback(raw).map(resp -> {
+        JsonObject body = resp.statusCode() == 200 ? resp.bodyAsJsonObject() : null;
+        return new PayAnswer(resp.statusCode(), body != null, body == null ? null : body.getString("outcome"),
+            body != null && body.getBoolean("duplicate", false), resp.bodyAsString());
+      });
+    }
+    Delivery d = target.gateway().notification(new Payment(orderNo, txnId, amountCents, "CNY", null),
+        System.currentTimeMillis() / 1000);
+    return () -> {
+      HttpRequest<Buffer> req = request(HttpMethod.POST, "/api/callbacks/" + target.channel(), false);
+      d.headers().forEach(req::putHeader);
+      return req.sendBuffer(Buffer.buffer(d.body())).map(resp -> {
+        String body = resp.bodyAsString() == null ? "" : resp.bodyAsString();
+        String header = resp.getHeader(CallbackRoutes.OUTCOME_HEADER);
+        boolean ok = target.gateway().accepted(resp.statusCode(), body);
+        return new PayAnswer(resp.statusCode(), ok, header == null ? null : header.replace(",DUPLICATE", ""),
+            header != null && header.endsWith(",DUPLICATE"), body);
+      });
+    };
   }
 
   public Future<JsonObject> expectJson(Future<HttpResponse<Buffer>> call, int status, String what) {

@@ -31,6 +31,8 @@ public final class Tools {
         case "reconcile" -> new ReconcileCommand(out).run(args);
         case "drill" -> new DrillCommand(out).run(args);
         case "replay" -> new ReplayCommand(out).run(args);
+        case "gateway-sim" -> new GatewaySimCommand(out).run(args);
+        case "trigger-bench" -> new TriggerBenchCommand(out).run(args);
         case "chaos" -> new ChaosCommand(out).run(args);
         default -> throw new Args.UsageException("unknown command " + command);
       };

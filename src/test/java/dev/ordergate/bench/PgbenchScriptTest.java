@@ -24,14 +24,15 @@ class PgbenchScriptTest {
   static String generate() {
     String orderNo = "ARRAY['PGB-' || :n]";
     String claim = Sql.NOTE_AND_CLAIM
-        .replace("$13", "ARRAY[1]").replace("$12", "ARRAY[NULL]").replace("$11", "ARRAY[NULL]")
+        .replace("$14", "ARRAY['CNY']").replace("$13", "ARRAY[1]").replace("$12", "ARRAY[NULL]").replace("$11", "ARRAY[NULL]")
         .replace("$10", "ARRAY['SUCCESS']").replace("$9", "ARRAY[100]").replace("$8", orderNo)
         .replace("$7", orderNo).replace("$6", "ARRAY['pgbench']")
         .replace("$1", "ARRAY['pgbench']").replace("$2", orderNo).replace("$3", orderNo)
         .replace("$4", "ARRAY[100]").replace("$5", "ARRAY['SUCCESS']");
     String pay = Sql.PAY_ORDERS
         .replace("$1", orderNo).replace("$2", "ARRAY['pgbench']").replace("$3", orderNo)
-        .replace("$4", "ARRAY[100]").replace("$5", "'" + OutboxWriter.SMS_ORDER_PAID + "'");
+        .replace("$4", "ARRAY[100]").replace("$5", "'" + OutboxWriter.SMS_ORDER_PAID + "'")
+        .replace("$6", "ARRAY['CNY']");
     return """
         -- One payment callback with exactly the statements the service's transaction runs for a batch
         -- of one: Sql.NOTE_AND_CLAIM (the delivery recorded, the receipt claimed), then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows

@@ -1,6 +1,6 @@
 package dev.ordergate.gate;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -73,8 +73,8 @@ class CallbackQueueTest {
       for (int i = 0; i < 200; i++) {
         byte[] raw = payment("TU" + i, "U" + i, 100).encode().getBytes(StandardCharsets.UTF_8);
         sent.add(impatient.post("/api/callbacks/" + TestApp.CHANNEL).timeout(1_000)
-            .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(TestApp.SECRET,
-                System.currentTimeMillis() / 1000, raw))
+            .putHeader(OrdergateSignature.HEADER, OrdergateSignature.header(TestApp.SECRET,
+                System.currentTimeMillis() / 1000, TestApp.CHANNEL, raw))
             .sendBuffer(Buffer.buffer(raw))
             .map(resp -> {
               if (resp.statusCode() == 503 && "1".equals(resp.getHeader("Retry-After"))

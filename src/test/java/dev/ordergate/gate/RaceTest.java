@@ -8,7 +8,10 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import org.junit.jupiter.api.Test;
+import dev.ordergate.support.Sandbox;
+import dev.ordergate.tools.ServiceClient;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +22,6 @@ import java.util.Map;
 import java.util.function.Function;
 
 import static dev.ordergate.support.TestApp.order;
-import static dev.ordergate.support.TestApp.payment;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,21 +40,24 @@ class RaceTest {
   private static final int QTY = 3;
   private static final long PRICE = 700;
 
-  @Test
-  void cancelAndCallbackRacingOnTheSameOrdersLeaveOneTerminalStateEach() {
-    try (TestApp app = TestApp.start()) {
-      List<String> anomalies = race(app, orderNo -> app.callAsync(HttpMethod.POST,
+  /** Once per channel kind: the gate behind each gateway's own wire format (the simulator builds them). */
+  @ParameterizedTest
+  @ValueSource(strings = {TestApp.CHANNEL, Sandbox.WECHATPAY, Sandbox.ALIPAY, Sandbox.STRIPE})
+  void cancelAndCallbackRacingOnTheSameOrdersLeaveOneTerminalStateEach(String channel) {
+    try (TestApp app = TestApp.start(Sandbox.config())) {
+      List<String> anomalies = race(app, channel, orderNo -> app.callAsync(HttpMethod.POST,
           "/api/orders/" + orderNo + "/cancel", null, false).map(r -> r.statusCode()));
       assertEquals(List.of(), anomalies);
     }
   }
 
-  @Test
-  void theSameRaceCatchesACheckThenActCancel() {
-    try (TestApp app = TestApp.start()) {
+  @ParameterizedTest
+  @ValueSource(strings = {TestApp.CHANNEL, Sandbox.WECHATPAY, Sandbox.ALIPAY, Sandbox.STRIPE})
+  void theSameRaceCatchesACheckThenActCancel(String channel) {
+    try (TestApp app = TestApp.start(Sandbox.config())) {
       removeSafetyNets(app);
       CheckThenActCancel broken = new CheckThenActCancel(app.vertx, app.pool);
-      List<String> anomalies = race(app, broken::cancel);
+      List<String> anomalies = race(app, channel, broken::cancel);
       log.info("check-then-act cancel produced {} anomalies, e.g. {}", anomalies.size(),
           anomalies.subList(0, Math.min(3, anomalies.size())));
       assertFalse(anomalies.isEmpty(), "the race check must detect a check-then-act cancel");
@@ -61,7 +66,13 @@ class RaceTest {
   }
 
   /** Runs the race and returns every violated invariant, one line each. */
-  private static List<String> race(TestApp app, Function<String, Future<?>> cancel) {
+  private static List<String> race(TestApp app, String channel, Function<String, Future<?>> cancel) {
+    try (ServiceClient client = new ServiceClient(app.vertx, Sandbox.target(app, channel), 64, 30_000)) {
+      return race(app, client, cancel);
+    }
+  }
+
+  private static List<String> race(TestApp app, ServiceClient client, Function<String, Future<?>> cancel) {
     app.setStock("SKU", INITIAL_STOCK);
     List<String> orderNos = new ArrayList<>();
     for (int i = 0; i < ORDERS; i++) {
@@ -77,17 +88,29 @@ class RaceTest {
     for (Row r : app.rows("SELECT order_no, amount_cents FROM orders")) {
       amounts.put(r.getString(0), r.getLong(1));
     }
+    // Notifications are built (signed, encrypted) and the client's connections opened before the
+    // race, so neither side starts with a handicap the other does not have.
+    List<java.util.function.Supplier<Future<ServiceClient.PayAnswer>>> notifications = new ArrayList<>();
+    for (int i = 0; i < ORDERS; i++) {
+      notifications.add(client.payment("TX" + i, orderNos.get(i), amounts.get(orderNos.get(i))));
+    }
+    List<Future<?>> warm = new ArrayList<>();
+    for (int i = 0; i < 64; i++) {
+      warm.add(client.send(HttpMethod.GET, "/health/live", null, false));
+    }
+    Future.join(warm).await();
     // Fire every pair together; alternate which one leaves first so both sides win some orders.
     List<Future<?>> cancels = new ArrayList<>();
     Map<String, Future<JsonObject>> callbacks = new HashMap<>();
     for (int i = 0; i < ORDERS; i++) {
       String orderNo = orderNos.get(i);
       Future<JsonObject> cb;
+      var notification = notifications.get(i);
       if (i % 2 == 0) {
         cancels.add(cancel.apply(orderNo));
-        cb = app.callbackAsync(payment("TX" + i, orderNo, amounts.get(orderNo))).map(r -> r.bodyAsJsonObject());
+        cb = notification.get().map(RaceTest::outcome);
       } else {
-        cb = app.callbackAsync(payment("TX" + i, orderNo, amounts.get(orderNo))).map(r -> r.bodyAsJsonObject());
+        cb = notification.get().map(RaceTest::outcome);
         cancels.add(cancel.apply(orderNo));
       }
       callbacks.put(orderNo, cb);
@@ -95,6 +118,11 @@ class RaceTest {
     Future.join(new ArrayList<>(callbacks.values())).otherwiseEmpty().await();
     Future.join(cancels).otherwiseEmpty().await();
     return invariants(app, orderNos, callbacks);
+  }
+
+  /** The outcome a channel's success answer carried, or null when the answer was not its success answer. */
+  private static JsonObject outcome(ServiceClient.PayAnswer a) {
+    return new JsonObject().put("outcome", a.accepted() ? a.outcome() : null).put("http", a.status());
   }
 
   private static List<String> invariants(TestApp app, List<String> orderNos, Map<String, Future<JsonObject>> callbacks) {

@@ -1,6 +1,6 @@
 package dev.ordergate.http;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import dev.ordergate.support.AppTest;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.buffer.Buffer;
@@ -36,7 +36,7 @@ class CallbackSecurityTest extends AppTest {
   private static HttpResponse<Buffer> send(String channel, String signature, byte[] body) {
     var req = app.http.post("/api/callbacks/" + channel);
     if (signature != null) {
-      req.putHeader(SignatureVerifier.HEADER, signature);
+      req.putHeader(OrdergateSignature.HEADER, signature);
     }
     return req.sendBuffer(Buffer.buffer(body)).await();
   }
@@ -57,7 +57,7 @@ class CallbackSecurityTest extends AppTest {
   @Test
   void forgedSignatureIsRejected() {
     byte[] body = bytes(payment("T1", "O1", 500));
-    assertError(send("sandbox", SignatureVerifier.header("not-the-secret", now(), body), body), 401, "BAD_SIGNATURE");
+    assertError(send("sandbox", OrdergateSignature.header("not-the-secret", now(), "sandbox", body), body), 401, "BAD_SIGNATURE");
   }
 
   @Test
@@ -69,21 +69,21 @@ class CallbackSecurityTest extends AppTest {
   @Test
   void staleAndFutureTimestampsAreRejected() {
     byte[] body = bytes(payment("T1", "O1", 500));
-    assertError(send("sandbox", SignatureVerifier.header(TestApp.SECRET, now() - 301, body), body), 401, "BAD_SIGNATURE");
-    assertError(send("sandbox", SignatureVerifier.header(TestApp.SECRET, now() + 301, body), body), 401, "BAD_SIGNATURE");
+    assertError(send("sandbox", OrdergateSignature.header(TestApp.SECRET, now() - 301, "sandbox", body), body), 401, "BAD_SIGNATURE");
+    assertError(send("sandbox", OrdergateSignature.header(TestApp.SECRET, now() + 301, "sandbox", body), body), 401, "BAD_SIGNATURE");
   }
 
   @Test
   void aSignatureDoesNotCoverAnotherBody() {
     byte[] signed = bytes(payment("T1", "O1", 1));
     byte[] sent = bytes(payment("T1", "O1", 500));
-    assertError(send("sandbox", SignatureVerifier.header(TestApp.SECRET, now(), signed), sent), 401, "BAD_SIGNATURE");
+    assertError(send("sandbox", OrdergateSignature.header(TestApp.SECRET, now(), "sandbox", signed), sent), 401, "BAD_SIGNATURE");
   }
 
   @Test
   void unknownChannelIs404() {
     byte[] body = bytes(payment("T1", "O1", 500));
-    assertError(send("nope", SignatureVerifier.header(TestApp.SECRET, now(), body), body), 404, "UNKNOWN_CHANNEL");
+    assertError(send("nope", OrdergateSignature.header(TestApp.SECRET, now(), "sandbox", body), body), 404, "UNKNOWN_CHANNEL");
   }
 
   @Test
@@ -92,7 +92,7 @@ class CallbackSecurityTest extends AppTest {
         "{\"txnId\":\"T1\",\"orderNo\":\"O1\",\"amountCents\":-1,\"status\":\"SUCCESS\"}",
         "{\"txnId\":\"\",\"orderNo\":\"O1\",\"amountCents\":500,\"status\":\"SUCCESS\"}"}) {
       byte[] body = raw.getBytes(StandardCharsets.UTF_8);
-      var resp = send("sandbox", SignatureVerifier.header(TestApp.SECRET, now(), body), body);
+      var resp = send("sandbox", OrdergateSignature.header(TestApp.SECRET, now(), "sandbox", body), body);
       assertEquals(400, resp.statusCode(), raw + " -> " + resp.bodyAsString());
     }
   }
@@ -101,13 +101,25 @@ class CallbackSecurityTest extends AppTest {
   void bodyOver64KiBIs413() {
     byte[] body = new byte[65 * 1024];
     java.util.Arrays.fill(body, (byte) ' ');
-    assertError(send("sandbox", SignatureVerifier.header(TestApp.SECRET, now(), body), body), 413, "PAYLOAD_TOO_LARGE");
+    assertError(send("sandbox", OrdergateSignature.header(TestApp.SECRET, now(), "sandbox", body), body), 413, "PAYLOAD_TOO_LARGE");
   }
 
   @Test
   void anyConfiguredSecretVerifiesForRotationButChangesOnlyWithAValidBody() {
     byte[] body = bytes(new JsonObject().put("txnId", "T1"));
-    var resp = send("sandbox", SignatureVerifier.header("old-secret-rotated-out-0", now(), body), body);
+    var resp = send("sandbox", OrdergateSignature.header("old-secret-rotated-out-0", now(), "sandbox", body), body);
     assertEquals(400, resp.statusCode(), "the old secret verifies; the body then fails validation");
+  }
+
+  @Test
+  void theLegacySignatureWithoutTheChannelNameIsRefusedOutsideTheTransitionPeriod() {
+    byte[] body = bytes(payment("T1", "O1", 500));
+    assertError(send("sandbox", OrdergateSignature.legacyHeader(TestApp.SECRET, now(), body), body), 401, "BAD_SIGNATURE");
+  }
+
+  @Test
+  void aSignatureMadeForAnotherChannelNameIsRefused() {
+    byte[] body = bytes(payment("T1", "O1", 500));
+    assertError(send("sandbox", OrdergateSignature.header(TestApp.SECRET, now(), "sandbox-stripe", body), body), 401, "BAD_SIGNATURE");
   }
 }

@@ -1,6 +1,6 @@
 package dev.ordergate.http;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import dev.ordergate.support.AppTest;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.buffer.Buffer;
@@ -169,7 +169,7 @@ class ContractTest extends AppTest {
     byte[] raw = body.getBytes(StandardCharsets.UTF_8);
     String path = "/api/callbacks/" + channel;
     return check(HttpMethod.POST, path, body, app.http.post(path)
-        .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(secret, System.currentTimeMillis() / 1000, raw))
+        .putHeader(OrdergateSignature.HEADER, OrdergateSignature.header(secret, System.currentTimeMillis() / 1000, channel, raw))
         .sendBuffer(Buffer.buffer(raw)).await(), expected);
   }
 

@@ -1,6 +1,6 @@
 package dev.ordergate.http;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpClient;
@@ -173,18 +173,19 @@ final class Fuzzer {
     Hostile.Route cb = routes.stream().filter(Hostile.Route::signed).findFirst().orElseThrow();
     byte[] body = cb.body().encode().getBytes(StandardCharsets.UTF_8);
     long now = System.currentTimeMillis() / 1000;
-    String header = switch (random.nextInt(6)) {
+    String header = switch (random.nextInt(7)) {
+      case 6 -> OrdergateSignature.header(TestApp.SECRET, now, "another-channel", body);
       case 0 -> null;
-      case 1 -> SignatureVerifier.header("not-the-secret-0123456789", now, body);
-      case 2 -> SignatureVerifier.header(TestApp.SECRET, now - 3600, body);
-      case 3 -> SignatureVerifier.header(TestApp.SECRET, now, "{\"other\":1}".getBytes(StandardCharsets.UTF_8));
+      case 1 -> OrdergateSignature.header("not-the-secret-0123456789", now, TestApp.CHANNEL, body);
+      case 2 -> OrdergateSignature.header(TestApp.SECRET, now - 3600, TestApp.CHANNEL, body);
+      case 3 -> OrdergateSignature.header(TestApp.SECRET, now, TestApp.CHANNEL, "{\"other\":1}".getBytes(StandardCharsets.UTF_8));
       case 4 -> "t=abc,v1=zz";
-      default -> SignatureVerifier.header(TestApp.SECRET, now + 3600, body);
+      default -> OrdergateSignature.header(TestApp.SECRET, now + 3600, TestApp.CHANNEL, body);
     };
     Map<String, String> headers = new LinkedHashMap<>();
     headers.put("Content-Type", "application/json");
     if (header != null) {
-      headers.put(SignatureVerifier.HEADER, header);
+      headers.put(OrdergateSignature.HEADER, header);
     }
     return new Request("forged", cb.method(), cb.uri(), body, headers);
   }

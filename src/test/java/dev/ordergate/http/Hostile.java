@@ -1,6 +1,6 @@
 package dev.ordergate.http;
 
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import dev.ordergate.support.TestApp;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -250,8 +250,7 @@ final class Hostile {
       h.put("Authorization", "Bearer " + TestApp.API_KEY);
     }
     if (route.signed()) {
-      h.put(SignatureVerifier.HEADER, SignatureVerifier.header(TestApp.SECRET, System.currentTimeMillis() / 1000,
-          body == null ? new byte[0] : body));
+      h.put(OrdergateSignature.HEADER, OrdergateSignature.header(TestApp.SECRET, System.currentTimeMillis() / 1000, TestApp.CHANNEL, body == null ? new byte[0] : body));
     }
     return h;
   }

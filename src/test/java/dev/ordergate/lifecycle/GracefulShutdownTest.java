@@ -1,7 +1,7 @@
 package dev.ordergate.lifecycle;
 
 import dev.ordergate.db.DbUrl;
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
 import dev.ordergate.support.TestApp;
 import dev.ordergate.support.TestDatabase;
 import dev.ordergate.tools.ServiceProcess;
@@ -164,7 +164,7 @@ class GracefulShutdownTest {
     JsonObject body = TestApp.payment("TXSD" + n, "SD" + n, 100);
     byte[] raw = body.encode().getBytes(StandardCharsets.UTF_8);
     http.post("/api/callbacks/" + TestApp.CHANNEL)
-        .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(TestApp.SECRET, System.currentTimeMillis() / 1000, raw))
+        .putHeader(OrdergateSignature.HEADER, OrdergateSignature.header(TestApp.SECRET, System.currentTimeMillis() / 1000, TestApp.CHANNEL, raw))
         .putHeader("Content-Type", "application/json")
         .timeout(20_000)
         .sendBuffer(Buffer.buffer(raw))

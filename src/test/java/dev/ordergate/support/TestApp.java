@@ -3,7 +3,8 @@ package dev.ordergate.support;
 import dev.ordergate.OrdergateVerticle;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
-import dev.ordergate.payment.SignatureVerifier;
+import dev.ordergate.channel.ordergate.OrdergateSignature;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -175,7 +176,7 @@ public final class TestApp implements AutoCloseable {
     byte[] raw = body.encode().getBytes(StandardCharsets.UTF_8);
     long t = System.currentTimeMillis() / 1000;
     return http.post("/api/callbacks/" + CHANNEL)
-        .putHeader(SignatureVerifier.HEADER, SignatureVerifier.header(SECRET, t, raw))
+        .putHeader(OrdergateSignature.HEADER, OrdergateSignature.header(SECRET, t, CHANNEL, raw))
         .sendBuffer(Buffer.buffer(raw));
   }
 

@@ -6,7 +6,10 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import dev.ordergate.support.Sandbox;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
@@ -32,7 +35,7 @@ class DrillTest {
 
   private static Drill.Options options() {
     return new Drill.Options(ORDERS, 42, 2, 32, 2, 25, 15, 5, 15_000,
-        "T" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase());
+        "T" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase(), "sweep");
   }
 
   private static ServiceClient.Target target(TestApp app) {
@@ -56,6 +59,24 @@ class DrillTest {
           + callbacks.getLong("DOUBLE_PAYMENT", 0L) > 0, callbacks.encode());
       assertTrue(r.getJsonObject("cancelOutcomes").getLong("USER:CANCELLED", 0L) > 0);
       assertTrue(r.getJsonObject("reconciliation").getBoolean("ok"));
+    }
+  }
+
+  /** The same drill once per gateway kind: the simulator's notifications, each gateway's answers. */
+  @ParameterizedTest
+  @ValueSource(strings = {Sandbox.WECHATPAY, Sandbox.ALIPAY, Sandbox.STRIPE})
+  void theDrillThroughEachGatewaysWireFormatEndsWithoutAnomaly(String channel) {
+    try (TestApp app = TestApp.start(Sandbox.config())) {
+      Drill.Result result = new Drill(app.vertx, options(), Sandbox.target(app, channel), null, QUIET).run();
+      System.out.print(channel + ": " + result.summary());
+      assertTrue(result.ok(), result.summary());
+      JsonObject callbacks = result.report().getJsonObject("callbackOutcomes");
+      assertTrue(callbacks.getLong("APPLIED", 0L) > 0, callbacks.encode());
+      assertTrue(callbacks.getLong("AMOUNT_MISMATCH", 0L) + callbacks.getLong("LATE_AFTER_CANCEL", 0L)
+          + callbacks.getLong("DOUBLE_PAYMENT", 0L) > 0, callbacks.encode());
+      assertTrue(callbacks.fieldNames().stream().anyMatch(k -> k.startsWith("duplicate(")), callbacks.encode());
+      assertEquals(0, app.count("SELECT count(*) FROM payment_receipts WHERE channel <> $1", channel));
+      assertTrue(result.report().getJsonObject("reconciliation").getBoolean("ok"));
     }
   }
 

@@ -100,7 +100,7 @@ class ReplayTest {
     Path lua = dir.resolve("requests.lua");
     assertEquals(Tools.OK, run("run", "--file", file.toString(), "--secret", TestApp.SECRET, "--emit-wrk", lua.toString()));
     String script = Files.readString(lua);
-    assertEquals(lines, script.split(",v1=", -1).length - 1);
+    assertEquals(lines, script.split(",v2=", -1).length - 1);
     assertTrue(script.contains("function request()"));
     assertEquals(Tools.ANOMALY, run("run", "--file", file.toString(), "--url", url, "--secret", "wrong-secret-000000",
         "--connections", "4"));

@@ -1,0 +1,212 @@
+package dev.ordergate.tools;
+
+import dev.ordergate.sim.Delivery;
+import dev.ordergate.sim.Payment;
+import dev.ordergate.sim.Sender;
+import dev.ordergate.sim.SimConfig;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.handler.BodyHandler;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * {@code gateway-sim}: plays WeChat Pay v3, Alipay and Stripe locally with the DEVELOPMENT ONLY keys
+ * of {@code conf/sandbox}. {@code pay} sends one payment's notifications to ordergate and retries on
+ * the gateway's schedule until its success answer; {@code serve} offers the same over HTTP
+ * ({@code POST /sim/pay}) for tests, the drill and load testers.
+ */
+final class GatewaySimCommand {
+
+  static final String HELP = """
+      usage: scripts/gateway-sim pay --kind wechatpay-v3|alipay|stripe --order NO --amount CENTS [options]
+             scripts/gateway-sim serve [--port 8090] [--host 127.0.0.1]
+      pay: sends the gateway's signed (WeChat Pay: also encrypted) notification of a payment of the order
+        --currency CNY        amount's currency (ISO 4217)       --txn ID   gateway transaction id (random)
+        --statuses A,B        several notifications of the same payment, in this order, e.g. for alipay
+                              WAIT_BUYER_PAY,TRADE_SUCCESS,TRADE_FINISHED; for stripe payment_intent.succeeded
+                              (the default) or checkout.session.completed; wechatpay-v3: trade_state
+        --out-of-order        deliver them in reverse order
+        --duplicates N        deliver each notification N more times at once (same bytes)
+        --delay-ms N          wait before the first delivery
+        --service URL         ordergate (default http://127.0.0.1:8080); the channel is the sandbox one
+        --channel NAME        of the kind (see conf/sandbox/gateway-sim.json), or --notify-url URL
+        --retry-scale F       multiply the gateway's retry schedule (default 0.001: 15 s becomes 15 ms)
+        --max-attempts N      per notification (default 16)   --config FILE  (conf/sandbox/gateway-sim.json)
+      serve: POST /sim/pay with {"kind","orderNo","amountCents", and optionally "currency","txnId",
+        "statuses","outOfOrder","duplicates","delayMs","notifyUrl"}; answers the attempts as JSON.
+      exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
+      """;
+
+  private final PrintStream out;
+
+  GatewaySimCommand(PrintStream out) {
+    this.out = out;
+  }
+
+  int run(String[] argv) throws Exception {
+    Args args = Args.parse(argv, Set.of("kind", "order", "amount", "currency", "txn", "statuses", "duplicates",
+        "delay-ms", "service", "channel", "notify-url", "retry-scale", "max-attempts", "config", "port", "host"),
+        Set.of("out-of-order"));
+    if (args.help() || args.positional().isEmpty()) {
+      out.print(HELP);
+      return args.help() ? Tools.OK : Tools.FAILED;
+    }
+    SimConfig config = SimConfig.load(args.string("config", SimConfig.DEFAULT_PATH));
+    Vertx vertx = Vertx.vertx();
+    try {
+      WebClient client = WebClient.create(vertx);
+      Sender sender = new Sender(vertx, client, args.decimal("retry-scale", 0.001, 0, 10),
+          args.intValue("max-attempts", 16, 1, 100));
+      switch (args.positional().get(0)) {
+        case "pay" -> {
+          JsonObject spec = new JsonObject().put("kind", required(args, "kind")).put("orderNo", required(args, "order"))
+              .put("amountCents", args.integer("amount", -1, 0, Long.MAX_VALUE))
+              .put("currency", args.string("currency", "CNY")).put("txnId", args.string("txn", null))
+              .put("outOfOrder", args.has("out-of-order")).put("duplicates", args.intValue("duplicates", 0, 0, 100))
+              .put("delayMs", args.integer("delay-ms", 0, 0, 3_600_000))
+              .put("notifyUrl", args.string("notify-url", null))
+              .put("service", args.string("service", "http://127.0.0.1:8080")).put("channel", args.string("channel", null));
+          if (spec.getLong("amountCents") < 0) {
+            throw new Args.UsageException("--amount is required");
+          }
+          if (args.string("statuses", null) != null) {
+            spec.put("statuses", new JsonArray(Arrays.asList((Object[]) args.string("statuses", "").split(","))));
+          }
+          JsonObject report = pay(vertx, config, sender, spec).await();
+          print(report);
+          return report.getBoolean("accepted") ? Tools.OK : Tools.ANOMALY;
+        }
+        case "serve" -> {
+          String host = args.string("host", "127.0.0.1");
+          int bound = serve(vertx, config, sender, host, args.intValue("port", 8090, 0, 65535)).await().actualPort();
+          out.println("gateway-sim playing " + config.gateways().keySet() + " on http://" + host + ":" + bound
+              + " (POST /sim/pay); DEVELOPMENT ONLY keys from conf/sandbox");
+          Thread.currentThread().join();
+          return Tools.OK;
+        }
+        default -> throw new Args.UsageException("unknown subcommand " + args.positional().get(0));
+      }
+    } finally {
+      vertx.close();
+    }
+  }
+
+  private static String required(Args args, String name) {
+    String v = args.string(name, null);
+    if (v == null) {
+      throw new Args.UsageException("--" + name + " is required");
+    }
+    return v;
+  }
+
+  private void print(JsonObject report) {
+    for (Object o : report.getJsonArray("notifications")) {
+      JsonObject n = (JsonObject) o;
+      out.printf("%s %s -> %s%n", report.getString("kind"), n.getString("status"), report.getString("notifyUrl"));
+      for (Object a : n.getJsonArray("attempts")) {
+        JsonObject at = (JsonObject) a;
+        out.printf("  HTTP %d %s%s%n", at.getInteger("status"), at.getString("body").replace("\n", " "),
+            at.getString("outcome") == null ? "" : "  (ordergate: " + at.getString("outcome") + ")");
+      }
+    }
+    out.println(report.getBoolean("accepted") ? "every notification got the gateway's success answer"
+        : "some notification did NOT get the gateway's success answer");
+  }
+
+  /** Builds the notifications of {@code spec}, delivers them in order (each with its duplicates) and reports. */
+  static Future<JsonObject> pay(Vertx vertx, SimConfig config, Sender sender, JsonObject spec) {
+    SimConfig.Target target = config.target(spec.getString("kind"));
+    String url = spec.getString("notifyUrl") != null ? spec.getString("notifyUrl")
+        : spec.getString("service", "http://127.0.0.1:8080") + "/api/callbacks/"
+            + (spec.getString("channel") != null ? spec.getString("channel") : target.channel());
+    String txn = spec.getString("txnId") != null ? spec.getString("txnId") : defaultTxn(target.gateway().kind());
+    Payment base = new Payment(spec.getString("orderNo"), txn, spec.getLong("amountCents"), spec.getString("currency", "CNY"), null);
+    List<String> statuses = new ArrayList<>();
+    JsonArray given = spec.getJsonArray("statuses");
+    if (given == null || given.isEmpty()) {
+      statuses.add(null);
+    } else {
+      given.forEach(s -> statuses.add((String) s));
+    }
+    if (spec.getBoolean("outOfOrder", false)) {
+      Collections.reverse(statuses);
+    }
+    long now = System.currentTimeMillis() / 1000;
+    List<Delivery> deliveries = statuses.stream().map(s -> target.gateway().notification(base.withStatus(s), now)).toList();
+    int duplicates = spec.getInteger("duplicates", 0);
+    JsonArray report = new JsonArray();
+    Future<Boolean> chain = delay(vertx, spec.getLong("delayMs", 0L)).map(true);
+    for (int i = 0; i < deliveries.size(); i++) {
+      Delivery d = deliveries.get(i);
+      String status = statuses.get(i) == null ? "(paid)" : statuses.get(i);
+      chain = chain.compose(okSoFar -> {
+        List<Future<Sender.Result>> copies = new ArrayList<>();
+        for (int c = 0; c <= duplicates; c++) {
+          copies.add(sender.deliver(url, d, target.gateway()));
+        }
+        return Future.all(copies).map(all -> {
+          boolean ok = okSoFar;
+          for (Future<Sender.Result> f : copies) {
+            JsonArray attempts = new JsonArray();
+            f.result().attempts().forEach(a -> attempts.add(new JsonObject().put("status", a.status())
+                .put("body", a.body()).put("outcome", a.outcome())));
+            report.add(new JsonObject().put("status", status).put("accepted", f.result().accepted()).put("attempts", attempts));
+            ok &= f.result().accepted();
+          }
+          return ok;
+        });
+      });
+    }
+    return chain.map(ok -> new JsonObject().put("kind", target.gateway().kind()).put("notifyUrl", url)
+        .put("txnId", txn).put("accepted", ok).put("notifications", report));
+  }
+
+  private static Future<Void> delay(Vertx vertx, long ms) {
+    if (ms <= 0) {
+      return Future.succeededFuture();
+    }
+    return Future.future(p -> vertx.setTimer(ms, id -> p.complete()));
+  }
+
+  private static String defaultTxn(String kind) {
+    long n = ThreadLocalRandom.current().nextLong(1_000_000_000L, 9_999_999_999L);
+    return switch (kind) {
+      case "wechatpay-v3" -> "42000000" + n;
+      case "alipay" -> "2026120122001" + n;
+      default -> "pi_sim" + n;
+    };
+  }
+
+  /** The simulator as an HTTP service: {@code POST /sim/pay} runs {@link #pay} and answers its report. */
+  static Future<io.vertx.core.http.HttpServer> serve(Vertx vertx, SimConfig config, Sender sender, String host, int port) {
+    Router router = Router.router(vertx);
+    router.route().handler(BodyHandler.create().setBodyLimit(64 * 1024));
+    router.post("/sim/pay").handler(ctx -> {
+      JsonObject spec;
+      try {
+        spec = ctx.body().asJsonObject();
+        config.target(spec.getString("kind"));
+      } catch (RuntimeException e) {
+        ctx.response().setStatusCode(400).putHeader("Content-Type", "application/json")
+            .end(new JsonObject().put("error", "BAD_REQUEST").put("message", String.valueOf(e.getMessage())).encode());
+        return;
+      }
+      pay(vertx, config, sender, spec).onComplete(ar -> ctx.response()
+          .setStatusCode(ar.succeeded() ? 200 : 500).putHeader("Content-Type", "application/json")
+          .end(ar.succeeded() ? ar.result().encode()
+              : new JsonObject().put("error", "FAILED").put("message", ar.cause().toString()).encode()));
+    });
+    return vertx.createHttpServer().requestHandler(router).listen(port, host);
+  }
+}
