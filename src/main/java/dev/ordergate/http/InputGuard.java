@@ -13,6 +13,7 @@ import io.vertx.ext.web.RoutingContext;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.Charset;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -73,7 +74,7 @@ public final class InputGuard implements Handler<RoutingContext> {
   @Override
   public void handle(RoutingContext ctx) {
     ctx.put(RejectionLog.KEY, rejections);
-    text("path", decode("path", ctx.request().path(), false), MAX_PATH);
+    text("path", decode("path", ctx.request().path(), false, StandardCharsets.UTF_8), MAX_PATH);
     String query = ctx.request().query();
     if (query != null && !query.isEmpty()) {
       checkQuery(query);
@@ -82,7 +83,9 @@ public final class InputGuard implements Handler<RoutingContext> {
     String type = mediaType(ctx.request().getHeader("Content-Type"));
     Buffer body = rawBody(ctx);
     if (body != null && type.equals(FORM)) {
-      checkPairs(utf8("request body", body.getBytes()), "form", MAX_STRING);
+      // A form names its charset (Alipay's may be GBK): its own charset field, else the Content-Type's.
+      Charset charset = formCharset(body, ctx.request().getHeader("Content-Type"));
+      checkPairs(decodeStrictly("request body", body.getBytes(), charset), "form", MAX_STRING, charset);
     } else if (body != null) {
       checkBody(ctx, type, body);
     }
@@ -139,17 +142,17 @@ public final class InputGuard implements Handler<RoutingContext> {
     if (query.split("&", -1).length > MAX_QUERY_PARAMS) {
       throw Rejection.badRequest("at most " + MAX_QUERY_PARAMS + " query parameters");
     }
-    checkPairs(query, "query", MAX_QUERY_VALUE);
+    checkPairs(query, "query", MAX_QUERY_VALUE, StandardCharsets.UTF_8);
   }
 
   /** {@code a=1&b=2} as in a query string or a form body: every name and value decoded and checked. */
-  private static void checkPairs(String pairs, String what, int maxValue) {
+  private static void checkPairs(String pairs, String what, int maxValue, Charset charset) {
     for (String pair : pairs.split("&", -1)) {
       int eq = pair.indexOf('=');
       String name = text(what + " parameter name",
-          decode(what + " parameter name", eq < 0 ? pair : pair.substring(0, eq), true), MAX_KEY);
+          decode(what + " parameter name", eq < 0 ? pair : pair.substring(0, eq), true, charset), MAX_KEY);
       String field = what + " " + printable(name);
-      text(field, eq < 0 ? "" : decode(field, pair.substring(eq + 1), true), maxValue);
+      text(field, eq < 0 ? "" : decode(field, pair.substring(eq + 1), true, charset), maxValue);
     }
   }
 
@@ -175,8 +178,8 @@ public final class InputGuard implements Handler<RoutingContext> {
     return s;
   }
 
-  /** Strict percent-decoding to UTF-8 ({@code plus}: '+' is a space, as in query strings). */
-  static String decode(String field, String raw, boolean plus) {
+  /** Strict percent-decoding in {@code charset} ({@code plus}: '+' is a space, as in query strings). */
+  static String decode(String field, String raw, boolean plus, Charset charset) {
     if (raw.indexOf('%') < 0 && (!plus || raw.indexOf('+') < 0)) {
       return raw;
     }
@@ -198,17 +201,46 @@ public final class InputGuard implements Handler<RoutingContext> {
         bytes.write(b, 0, b.length);
       }
     }
-    return utf8(field, bytes.toByteArray());
+    return decodeStrictly(field, bytes.toByteArray(), charset);
   }
 
   static String utf8(String field, byte[] bytes) {
+    return decodeStrictly(field, bytes, StandardCharsets.UTF_8);
+  }
+
+  private static String decodeStrictly(String field, byte[] bytes, Charset charset) {
     try {
-      return StandardCharsets.UTF_8.newDecoder()
+      return charset.newDecoder()
           .onMalformedInput(CodingErrorAction.REPORT)
           .onUnmappableCharacter(CodingErrorAction.REPORT)
           .decode(ByteBuffer.wrap(bytes)).toString();
     } catch (CharacterCodingException e) {
-      throw new Rejection(400, "INVALID_ENCODING", field + " is not valid UTF-8");
+      throw new Rejection(400, "INVALID_ENCODING", field + " is not valid " + charset.name());
+    }
+  }
+
+  /** The charset a form names in its own {@code charset} field, else in the Content-Type; else UTF-8. */
+  private static Charset formCharset(Buffer body, String contentType) {
+    String name = null;
+    for (String pair : body.toString(StandardCharsets.ISO_8859_1).split("&")) {
+      if (pair.startsWith("charset=") || pair.startsWith("_charset_=")) {
+        name = pair.substring(pair.indexOf('=') + 1);
+        break;
+      }
+    }
+    if (name == null && contentType != null) {
+      int at = contentType.toLowerCase(java.util.Locale.ROOT).indexOf("charset=");
+      if (at >= 0) {
+        name = contentType.substring(at + "charset=".length()).split(";")[0].trim().replace("\"", "");
+      }
+    }
+    if (name == null || name.isEmpty()) {
+      return StandardCharsets.UTF_8;
+    }
+    try {
+      return Charset.forName(name);
+    } catch (IllegalArgumentException e) {
+      throw new Rejection(400, "INVALID_ENCODING", "the form names an unknown charset");
     }
   }
 
