@@ -33,7 +33,8 @@ public final class InputGuard implements Handler<RoutingContext> {
   /** The longest string accepted anywhere (a route's own limit is usually lower). */
   public static final int MAX_STRING = 4000;
   static final int MAX_KEY = 64;
-  static final int MAX_DEPTH = 8;
+  /** Deep enough for a gateway event (a Stripe charge nests about ten levels), shallow enough to refuse a bomb. */
+  static final int MAX_DEPTH = 32;
   static final int MAX_PATH = 2048;
   static final int MAX_QUERY_PARAMS = 32;
   static final int MAX_QUERY_VALUE = 256;
