@@ -35,10 +35,12 @@ public final class Main {
     String command = args.length == 0 ? "serve" : args[0];
     switch (command) {
       case "serve" -> serve();
+      case "hash-password" -> System.exit(dev.ordergate.auth.HashPasswordCommand.run(
+          java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
       case "reconcile", "drill", "replay", "gateway-sim", "trigger-bench", "chaos" ->
           System.exit(dev.ordergate.tools.Tools.run(command, java.util.Arrays.copyOfRange(args, 1, args.length)));
       default -> {
-        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay | gateway-sim | trigger-bench | chaos] [--help]");
+        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay | gateway-sim | trigger-bench | hash-password | chaos] [--help]");
         System.exit(2);
       }
     }

@@ -11,7 +11,16 @@ import dev.ordergate.gate.PaymentGate;
 import dev.ordergate.exceptions.ExceptionRecorder;
 import dev.ordergate.exceptions.ExceptionService;
 import dev.ordergate.exceptions.RefundPolicy;
+import dev.ordergate.auth.AuditLog;
+import dev.ordergate.auth.LoginThrottle;
+import dev.ordergate.auth.Sessions;
+import dev.ordergate.console.OrderRecords;
+import dev.ordergate.console.Overview;
+import dev.ordergate.http.AdminAuth;
 import dev.ordergate.http.AdminRoutes;
+import dev.ordergate.http.ConsoleApiRoutes;
+import dev.ordergate.http.ConsoleRoutes;
+import dev.ordergate.http.SessionRoutes;
 import dev.ordergate.http.ApiAuth;
 import dev.ordergate.http.AuthThrottle;
 import dev.ordergate.http.ContentTypeGuard;
@@ -64,6 +73,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -216,6 +226,7 @@ public final class OrdergateVerticle extends VerticleBase {
     CatalogService catalog = new CatalogService(pool);
 
     Router root = Router.router(vertx);
+    root.route().handler(ConsoleRoutes::securityHeaders);
     // No route takes uploads, and only payment notifications take forms (parsed from their raw bytes).
     root.route().handler(new ContentTypeGuard(CALLBACKS_PREFIX));
     root.route(CALLBACKS_PREFIX + "*").handler(new RawBody(BODY_LIMIT_BYTES));
@@ -239,14 +250,24 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/api/*").subRouter(new OrderRoutes(orders, catalog, cancelGate).router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
         coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
-    AdminRoutes admin = new AdminRoutes(config.adminToken(), catalog, cancelGate,
+    // Operator console (issue 11): sessions or the bearer token in front of every admin route, audited changes.
+    AdminAuth adminAuth = new AdminAuth(config.adminToken(), new Sessions(pool, config.console()),
         new AuthThrottle(clock, registry));
+    AuditLog audit = new AuditLog(pool);
+    root.route("/admin/*").subRouter(new SessionRoutes(adminAuth, new LoginThrottle(pool, config.console()), audit)
+        .router(vertx));
+    AdminRoutes admin = new AdminRoutes(adminAuth, audit, catalog, cancelGate);
     root.route("/admin/*").subRouter(admin.router(vertx));
-    root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal)).router(vertx, admin::authorize));
-    root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool)).router(vertx, admin::authorize));
+    root.route("/admin/*").subRouter(new OutboxRoutes(new OutboxService(pool, outboxSignal), audit)
+        .router(vertx, admin::authorize));
+    root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool), audit).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new SweepRoutes(admin, sweeper).router(vertx));
     reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
     root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor).router(vertx));
+    root.route("/admin/*").subRouter(new ConsoleApiRoutes(
+        new OrderRecords(pool, orders, List.copyOf(config.channels().keySet())),
+        new Overview(pool, sweeper, reconcileMonitor, registry), audit).router(vertx, admin::authorize));
+    new ConsoleRoutes().mount(vertx, root);
     root.route().failureHandler(rejections.before(Failures::handle));
     root.errorHandler(404, rejections.before(Failures::handle));
     root.errorHandler(405, rejections.before(Failures::handle));

@@ -53,6 +53,7 @@ public record AppConfig(
     ReconcileConfig reconcile,
     RemindersConfig reminders,
     BrokerConfig broker,
+    ConsoleConfig console,
     ServerConfig server) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
@@ -115,6 +116,7 @@ public record AppConfig(
         ReconcileConfig.from(r),
         RemindersConfig.from(r),
         BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)),
+        ConsoleConfig.from(r, dev),
         ServerConfig.from(r));
   }
 

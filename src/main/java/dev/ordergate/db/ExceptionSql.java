@@ -47,16 +47,9 @@ public final class ExceptionSql {
              (SELECT count(*) FROM ev) AS refunds
       FROM ins""";
 
-  private static final String COLUMNS = """
+  static final String COLUMNS = """
       id, order_no, kind, channel, txn_id, amount_cents, status, created_at, updated_at,
       resolution, resolved_by, resolution_note, resolved_at""";
-
-  /** {@code $1} a list of statuses or NULL for all, {@code $2} a kind or NULL, {@code $3} the limit. */
-  public static final String SELECT_EXCEPTIONS = "SELECT " + COLUMNS + """
-
-      FROM exception_orders
-      WHERE ($1::text[] IS NULL OR status = ANY($1::text[])) AND ($2::text IS NULL OR kind = $2)
-      ORDER BY id DESC LIMIT $3""";
 
   public static final String SELECT_EXCEPTION = "SELECT " + COLUMNS + " FROM exception_orders WHERE id = $1";
 

@@ -240,21 +240,6 @@ public final class OutboxSql {
 
   // ---- admin ----------------------------------------------------------------------------------
 
-  /**
-   * Newest events of a status. DEAD, the list an operator reads, has its own partial index
-   * ({@code outbox_dead}) and so its own statement with the status as a literal; the others walk
-   * the {@code seq} index from the newest.
-   */
-  public static final String SELECT_DEAD_EVENTS = """
-      SELECT id, seq, type, order_no, payload, status, attempts, next_attempt_at, last_error, created_at,
-             delivered_at, exception_id
-      FROM outbox_events WHERE status = 'DEAD' ORDER BY seq DESC LIMIT $1""";
-
-  public static final String SELECT_EVENTS = """
-      SELECT id, seq, type, order_no, payload, status, attempts, next_attempt_at, last_error, created_at,
-             delivered_at, exception_id
-      FROM outbox_events WHERE status = $1 ORDER BY seq DESC LIMIT $2""";
-
   public static final String SELECT_EVENT = """
       SELECT id, seq, type, order_no, payload, status, attempts, next_attempt_at, last_error, created_at,
              delivered_at, exception_id

@@ -56,6 +56,33 @@ public final class Rows {
         .put("createdAt", instant(r.getOffsetDateTime("created_at")));
   }
 
+  /** A payment receipt: the (channel, txn id) key and its first answer. */
+  public static JsonObject receipt(Row r) {
+    return new JsonObject()
+        .put("channel", r.getString("channel"))
+        .put("txnId", r.getString("txn_id"))
+        .put("amountCents", r.getLong("amount_cents"))
+        .put("gatewayStatus", r.getString("gateway_status"))
+        .put("outcome", r.getString("outcome"))
+        .put("orderStatus", r.getString("order_status"))
+        .put("receivedAt", instant(r.getOffsetDateTime("received_at")));
+  }
+
+  /** A verified gateway delivery (payment_notifications): the payload is the raw verified text. */
+  public static JsonObject notification(Row r) {
+    return new JsonObject()
+        .put("channel", r.getString("channel"))
+        .put("txnId", r.getString("txn_id"))
+        .put("orderNo", r.getString("order_no"))
+        .put("amountCents", r.getLong("amount_cents"))
+        .put("gatewayStatus", r.getString("gateway_status"))
+        .put("notificationId", r.getString("notification_id"))
+        .put("payload", r.getString("payload"))
+        .put("deliveries", r.getInteger("deliveries"))
+        .put("firstAt", instant(r.getOffsetDateTime("first_at")))
+        .put("lastAt", instant(r.getOffsetDateTime("last_at")));
+  }
+
   public static JsonObject coupon(Row r) {
     return new JsonObject()
         .put("code", r.getString("code"))

@@ -51,7 +51,9 @@ public final class SweepSql {
       WHERE id = $1
       RETURNING\s""" + RUN_COLUMNS;
 
-  public static final String LIST_RUNS = "SELECT " + RUN_COLUMNS + " FROM sweep_runs ORDER BY id DESC LIMIT $1";
+  /** Newest first, ids below {@code $1} (NULL: from the newest), {@code $2} rows. */
+  public static final String LIST_RUNS = "SELECT " + RUN_COLUMNS
+      + " FROM sweep_runs WHERE ($1::bigint IS NULL OR id < $1) ORDER BY id DESC LIMIT $2";
 
   public static final String PRUNE_RUNS =
       "DELETE FROM sweep_runs WHERE started_at < now() - make_interval(days => $1)";

@@ -1,17 +1,21 @@
 package dev.ordergate.exceptions;
 
+import dev.ordergate.db.ConsoleSql;
 import dev.ordergate.db.ExceptionSql;
 import dev.ordergate.db.Params;
 import dev.ordergate.db.Rows;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.ExceptionKind;
 import dev.ordergate.domain.Rejection;
+import dev.ordergate.outbox.OutboxService;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
+
+import java.time.OffsetDateTime;
 
 /** Reads exception orders with their history, and records an operator's resolution. */
 public final class ExceptionService {
@@ -22,13 +26,18 @@ public final class ExceptionService {
     this.pool = pool;
   }
 
+  /** Filters of the list; null means any. */
+  public record Filter(ExceptionStatus status, ExceptionKind kind, String channel, OffsetDateTime from,
+                       OffsetDateTime to, String orderNo) {}
+
   /**
-   * Exceptions newest first. {@code status} OPEN means every unresolved exception (the stored
-   * OPEN never outlives its transaction); any other status matches exactly.
+   * Exceptions newest first, ids below {@code cursor}. {@code status} OPEN means every unresolved
+   * exception (the stored OPEN never outlives its transaction); any other status matches exactly.
    */
-  public Future<JsonArray> list(ExceptionStatus status, ExceptionKind kind, int limit) {
-    return pool.preparedQuery(ExceptionSql.SELECT_EXCEPTIONS)
-        .execute(Params.of(statusFilter(status), kind == null ? null : kind.name(), limit))
+  public Future<JsonArray> list(Filter f, Long cursor, int limit) {
+    return pool.preparedQuery(ConsoleSql.EXCEPTION_PAGE)
+        .execute(Params.of(statusFilter(f.status()), f.kind() == null ? null : f.kind().name(), f.channel(),
+            f.from(), f.to(), f.orderNo(), cursor, limit))
         .map(rows -> {
           JsonArray out = new JsonArray();
           rows.forEach(r -> out.add(exception(r)));
@@ -64,7 +73,19 @@ public final class ExceptionService {
                 .put("attempts", e.getInteger("attempts"))
                 .put("lastError", e.getString("last_error"))
                 .put("deliveredAt", Rows.instant(e.getOffsetDateTime("delivered_at")))));
-            return ex.put("refundRequests", out);
+            return out;
+          })
+          .compose(out -> OutboxService.withAttempts(pool, out, "eventId"))
+          .map(out -> ex.put("refundRequests", out))
+          .compose(v -> pool.preparedQuery(ConsoleSql.EXCEPTION_RECEIPT)
+              .execute(Params.of(ex.getString("channel"), ex.getString("txnId"))))
+          .map(receipts -> ex.put("receipt", receipts.size() == 0 ? null : Rows.receipt(receipts.iterator().next())))
+          .compose(v -> pool.preparedQuery(ConsoleSql.TXN_NOTIFICATIONS)
+              .execute(Params.of(ex.getString("channel"), ex.getString("txnId"))))
+          .map(found -> {
+            JsonArray notifications = new JsonArray();
+            found.forEach(n -> notifications.add(Rows.notification(n)));
+            return ex.put("notifications", notifications);
           });
     });
   }

@@ -1,6 +1,7 @@
 package dev.ordergate.http;
 
-import dev.ordergate.domain.ExceptionKind;
+import dev.ordergate.auth.AuditLog;
+import dev.ordergate.auth.Operator;
 import dev.ordergate.domain.Rejection;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.gate.CancelGate;
@@ -10,54 +11,31 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.util.Set;
-
-/** {@code /admin/*}: bearer-token protected operator endpoints. */
+/**
+ * {@code /admin/*}: operator endpoints behind {@link AdminAuth} (the bearer token or a console
+ * session). Every change is recorded in the audit log with the caller's name.
+ */
 public final class AdminRoutes {
 
-  private static final Set<String> EXCEPTION_STATUSES =
-      Set.of("OPEN", "REFUND_PENDING", "REFUNDED", "REFUND_FAILED", "MANUAL_REVIEW", "RESOLVED");
-  private static final Set<String> EXCEPTION_KINDS = java.util.Arrays.stream(ExceptionKind.values())
-      .map(Enum::name).collect(java.util.stream.Collectors.toUnmodifiableSet());
-
-  private final byte[] token;
+  private final AdminAuth auth;
+  private final AuditLog audit;
   private final CatalogService catalog;
   private final CancelGate cancelGate;
-  private final AuthThrottle throttle;
 
-  public AdminRoutes(String token, CatalogService catalog, CancelGate cancelGate, AuthThrottle throttle) {
-    this.token = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+  public AdminRoutes(AdminAuth auth, AuditLog audit, CatalogService catalog, CancelGate cancelGate) {
+    this.auth = auth;
+    this.audit = audit;
     this.catalog = catalog;
     this.cancelGate = cancelGate;
-    this.throttle = throttle;
   }
 
-  /**
-   * The auth step alone, for other admin sub-routers to mount behind it. A client that failed
-   * too often is refused before its token is even compared ({@link AuthThrottle}).
-   */
+  /** The auth step alone, for other admin sub-routers to mount behind it. */
   public void authorize(RoutingContext ctx) {
-    var remote = ctx.request().remoteAddress();
-    String client = AuthThrottle.clientKey(remote == null ? null : remote.hostAddress());
-    long wait = throttle.blockedForSeconds(client);
-    if (wait > 0) {
-      ctx.response().putHeader("Retry-After", Long.toString(wait));
-      throw new Rejection(429, "TOO_MANY_FAILED_LOGINS",
-          "too many failed admin authentications from this client; retry in " + wait + " s");
-    }
-    String header = ctx.request().getHeader("Authorization");
-    if (header == null || !MessageDigest.isEqual(token, header.getBytes(StandardCharsets.UTF_8))) {
-      throw refused(client);
-    }
-    throttle.success(client);
-    ctx.next();
+    auth.authorize(ctx);
   }
 
-  private Rejection refused(String client) {
-    throttle.failure(client);
-    return new Rejection(401, "UNAUTHORIZED", "admin endpoints need Authorization: Bearer <admin.token>");
+  public AuditLog audit() {
+    return audit;
   }
 
   public Router router(Vertx vertx) {
@@ -66,7 +44,6 @@ public final class AdminRoutes {
     r.put("/inventory/:sku").handler(this::setStock);
     r.post("/coupons").handler(this::createCoupon);
     r.post("/orders/:orderNo/cancel").handler(this::cancel);
-    r.get("/exceptions").handler(this::exceptions);
     return r;
   }
 
@@ -74,39 +51,33 @@ public final class AdminRoutes {
     String sku = Json.pathId(ctx, "sku");
     JsonObject body = Json.body(ctx);
     int available = Json.integer(body, "available", 0, 1_000_000_000L, true).intValue();
-    String actor = Json.string(body, "operator", 64, false);
-    catalog.setStock(sku, available, actor == null ? "admin" : actor)
+    Operator actor = AdminAuth.actor(ctx, body, false);
+    audit.record(actor, "SET_STOCK", "sku " + sku, "available " + available,
+            () -> catalog.setStock(sku, available, actor.name()), null)
         .onSuccess(s -> Json.send(ctx, 200, s)).onFailure(ctx::fail);
   }
 
   private void createCoupon(RoutingContext ctx) {
     JsonObject body = Json.body(ctx);
-    catalog.createCoupon(Json.id(body, "code", true), Json.id(body, "userId", true),
-            Json.integer(body, "discountCents", 0, 1_000_000_000L, true))
+    String code = Json.id(body, "code", true);
+    String userId = Json.id(body, "userId", true);
+    long discount = Json.integer(body, "discountCents", 0, 1_000_000_000L, true);
+    audit.record(AdminAuth.actor(ctx, body, false), "CREATE_COUPON", "coupon " + code,
+            "user " + userId + ", " + discount + " cents", () -> catalog.createCoupon(code, userId, discount), null)
         .onSuccess(c -> Json.send(ctx, 201, c)).onFailure(ctx::fail);
   }
 
+  /** Manual close: the same gate as the customer's cancel; a console session must give a reason. */
   private void cancel(RoutingContext ctx) {
     String orderNo = Json.pathId(ctx, "orderNo");
     JsonObject body = Json.body(ctx);
-    String operator = Json.string(body, "operator", 64, true);
-    String reason = Json.string(body, "reason", 500, false);
-    cancelGate.cancel(orderNo, TransitionSource.OPERATOR, operator, reason)
+    Operator operator = AdminAuth.actor(ctx, body, true);
+    String reason = Json.string(body, "reason", 500, operator.via() == Operator.Via.SESSION);
+    audit.record(operator, "CLOSE_ORDER", "order " + orderNo, reason,
+            () -> cancelGate.cancel(orderNo, TransitionSource.OPERATOR, operator.name(), reason),
+            result -> result.outcome().name())
         .onSuccess(result -> OrderRoutes.answerCancel(ctx, result))
         .onFailure(ctx::fail);
-  }
-
-  private void exceptions(RoutingContext ctx) {
-    String status = Json.query(ctx, "status");
-    String kind = Json.query(ctx, "kind");
-    if (status != null && !EXCEPTION_STATUSES.contains(status)) {
-      throw Rejection.badRequest("status must be one of " + EXCEPTION_STATUSES);
-    }
-    if (kind != null && !EXCEPTION_KINDS.contains(kind)) {
-      throw Rejection.badRequest("kind must be one of " + EXCEPTION_KINDS);
-    }
-    catalog.exceptions(status, kind, limit(ctx, 100, 1000))
-        .onSuccess(list -> Json.send(ctx, 200, list)).onFailure(ctx::fail);
   }
 
   static int limit(RoutingContext ctx, int fallback, int max) {

@@ -32,6 +32,12 @@ public final class Failures {
       send(ctx, r.status(), r.code(), r.getMessage());
       return;
     }
+    if (failure instanceof io.vertx.ext.web.handler.HttpException http && http.getStatusCode() < 500) {
+      // vertx-web's own refusals (an undecodable query string, for one) are the client's mistake.
+      send(ctx, http.getStatusCode(), http.getStatusCode() == 400 ? "BAD_REQUEST" : "ERROR",
+          http.getStatusCode() == 400 ? "the request could not be read" : "request refused");
+      return;
+    }
     if (failure == null) {
       int status = ctx.statusCode();
       switch (status) {

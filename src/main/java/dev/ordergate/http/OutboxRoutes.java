@@ -1,5 +1,7 @@
 package dev.ordergate.http;
 
+import dev.ordergate.auth.AuditLog;
+import dev.ordergate.auth.Operator;
 import dev.ordergate.domain.Rejection;
 import dev.ordergate.outbox.OutboxService;
 import io.vertx.core.Handler;
@@ -11,16 +13,18 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.Arrays;
 import java.util.UUID;
 
-/** {@code /admin/outbox}: list events by status (DEAD by default), retry a dead one. */
+/** {@code /admin/outbox}: list events by status (DEAD by default; keyset pages, see {@link Page}), retry a dead one (audited). */
 public final class OutboxRoutes {
 
   private final OutboxService outbox;
+  private final AuditLog audit;
 
-  public OutboxRoutes(OutboxService outbox) {
+  public OutboxRoutes(OutboxService outbox, AuditLog audit) {
     this.outbox = outbox;
+    this.audit = audit;
   }
 
-  /** {@code authorize} is {@link AdminRoutes#authorize}: every route sits behind it. */
+  /** {@code authorize} is {@link AdminAuth#authorize}: every route sits behind it. */
   public Router router(Vertx vertx, Handler<RoutingContext> authorize) {
     Router r = Router.router(vertx);
     r.route("/outbox*").handler(authorize);
@@ -37,15 +41,17 @@ public final class OutboxRoutes {
     } catch (IllegalArgumentException e) {
       throw Rejection.badRequest("status must be one of " + Arrays.toString(OutboxService.Status.values()));
     }
-    outbox.list(status, AdminRoutes.limit(ctx, 100, 1000))
-        .onSuccess(list -> Json.send(ctx, 200, list)).onFailure(ctx::fail);
+    int limit = AdminRoutes.limit(ctx, 100, 1000);
+    outbox.list(status, Page.afterId(ctx, "outbox-" + status), limit + 1)
+        .onSuccess(rows -> Page.send(ctx, "outbox-" + status, rows, limit, row -> row.getLong("seq")))
+        .onFailure(ctx::fail);
   }
 
   private void retry(RoutingContext ctx) {
     UUID id = uuid(ctx.pathParam("id"));
     JsonObject body = Json.optionalBody(ctx);
-    String operator = Json.string(body, "operator", 64, false);
-    outbox.retry(id, operator == null ? "admin" : operator)
+    Operator operator = AdminAuth.actor(ctx, body, false);
+    audit.record(operator, "RETRY_OUTBOX_EVENT", "event " + id, null, () -> outbox.retry(id, operator.name()), null)
         .onSuccess(event -> Json.send(ctx, 200, event)).onFailure(ctx::fail);
   }
 

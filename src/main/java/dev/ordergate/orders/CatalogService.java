@@ -1,20 +1,15 @@
 package dev.ordergate.orders;
 
-import dev.ordergate.db.ExceptionSql;
 import dev.ordergate.db.Rows;
 import dev.ordergate.db.Sql;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.Rejection;
-import dev.ordergate.exceptions.ExceptionService;
-import dev.ordergate.exceptions.ExceptionStatus;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import dev.ordergate.db.Params;
 
-/** Stock, coupons and the exception-order list: what admins set and everyone reads. */
+/** Stock and coupons: what admins set and everyone reads. */
 public final class CatalogService {
 
   private final Pool pool;
@@ -58,18 +53,6 @@ public final class CatalogService {
         throw Rejection.notFound("coupon " + code);
       }
       return Rows.coupon(rows.iterator().next());
-    });
-  }
-
-  /** {@code status} OPEN lists every unresolved exception (see {@link ExceptionStatus#UNRESOLVED}). */
-  public Future<JsonArray> exceptions(String status, String kind, int limit) {
-    String[] statuses = ExceptionService.statusFilter(status == null ? null : ExceptionStatus.valueOf(status));
-    return pool.preparedQuery(ExceptionSql.SELECT_EXCEPTIONS).execute(Params.of(statuses, kind, limit)).map(rows -> {
-      JsonArray out = new JsonArray();
-      for (Row r : rows) {
-        out.add(ExceptionService.exception(r));
-      }
-      return out;
     });
   }
 }

@@ -1,5 +1,6 @@
 package dev.ordergate.outbox;
 
+import dev.ordergate.db.ConsoleSql;
 import dev.ordergate.db.ExceptionSql;
 import dev.ordergate.db.OutboxSql;
 import dev.ordergate.db.Params;
@@ -26,14 +27,36 @@ public final class OutboxService {
     this.signal = signal;
   }
 
-  public Future<JsonArray> list(Status status, int limit) {
+  /** Newest first, {@code seq} below {@code cursor} (null: from the newest). */
+  public Future<JsonArray> list(Status status, Long cursor, int limit) {
     var query = status == Status.DEAD
-        ? pool.preparedQuery(OutboxSql.SELECT_DEAD_EVENTS).execute(Params.of(limit))
-        : pool.preparedQuery(OutboxSql.SELECT_EVENTS).execute(Params.of(status.name(), limit));
-    return query.map(rows -> {
+        ? pool.preparedQuery(ConsoleSql.DEAD_EVENT_PAGE).execute(Params.of(cursor, limit))
+        : pool.preparedQuery(ConsoleSql.EVENT_PAGE).execute(Params.of(status.name(), cursor, limit));
+    return query.compose(rows -> {
       JsonArray out = new JsonArray();
       rows.forEach(r -> out.add(OutboxEvent.json(r)));
-      return out;
+      return withAttempts(pool, out, "id");
+    });
+  }
+
+  /**
+   * Adds to each event of {@code events} (its id under {@code idField}) its logged attempts as
+   * {@code attemptLog}: attempt, relay, outcome, error, at (one query for all of them).
+   */
+  public static Future<JsonArray> withAttempts(Pool pool, JsonArray events, String idField) {
+    if (events.isEmpty()) {
+      return Future.succeededFuture(events);
+    }
+    UUID[] ids = events.stream().map(e -> UUID.fromString(((JsonObject) e).getString(idField))).toArray(UUID[]::new);
+    return pool.preparedQuery(ConsoleSql.EVENT_ATTEMPTS).execute(Params.array(ids)).map(rows -> {
+      java.util.Map<String, JsonArray> byEvent = new java.util.HashMap<>();
+      rows.forEach(r -> byEvent.computeIfAbsent(r.getUUID("event_id").toString(), k -> new JsonArray())
+          .add(new JsonObject().put("attempt", r.getInteger("attempt")).put("relay", r.getString("relay"))
+              .put("outcome", r.getString("outcome")).put("error", r.getString("error"))
+              .put("at", dev.ordergate.db.Rows.instant(r.getOffsetDateTime("at")))));
+      events.forEach(e -> ((JsonObject) e).put("attemptLog",
+          byEvent.getOrDefault(((JsonObject) e).getString(idField), new JsonArray())));
+      return events;
     });
   }
 

@@ -21,6 +21,7 @@ public final class ReconcileMonitor {
   private final Reconciler reconciler;
   private final long periodMs;
   private volatile double lastViolations = Double.NaN;
+  private volatile ReconcileReport lastReport;
   private volatile boolean stopped;
   private long timerId = -1;
 
@@ -54,11 +55,17 @@ public final class ReconcileMonitor {
     }
   }
 
+  /** This instance's last report, or null before the first run. */
+  public ReconcileReport lastReport() {
+    return lastReport;
+  }
+
   /** One reconciliation now; updates the gauge and logs what it found. */
   public Future<ReconcileReport> runNow() {
     return reconciler.run()
         .onSuccess(report -> {
           lastViolations = report.violationCount();
+          lastReport = report;
           if (report.ok()) {
             log.debug("reconciliation: all invariants hold ({} ms)", report.durationMs());
           } else {

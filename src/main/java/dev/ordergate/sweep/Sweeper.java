@@ -136,9 +136,9 @@ public final class Sweeper {
     return onContext(this::enqueue);
   }
 
-  /** The newest rows of the run log, of every instance. */
-  public Future<List<SweepRun>> recentRuns(int limit) {
-    return pool.preparedQuery(SweepSql.LIST_RUNS).execute(Params.of(limit)).map(rows -> {
+  /** The newest rows of the run log, of every instance, ids below {@code cursor} (null: from the newest). */
+  public Future<List<SweepRun>> recentRuns(Long cursor, int limit) {
+    return pool.preparedQuery(SweepSql.LIST_RUNS).execute(Params.of(cursor, limit)).map(rows -> {
       List<SweepRun> out = new ArrayList<>();
       rows.forEach(r -> out.add(SweepRun.of(r)));
       return out;

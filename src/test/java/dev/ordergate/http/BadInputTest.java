@@ -121,7 +121,13 @@ class BadInputTest {
     for (Hostile.Route route : routes.stream().sorted((a, b) -> Boolean.compare(a.writes(), b.writes())).toList()) {
       byte[] body = route.body() == null ? null : route.body().encode().getBytes(StandardCharsets.UTF_8);
       var answer = Hostile.send(client, route.method(), route.uri(), body, Hostile.headers(route, body)).await();
-      assertTrue(answer.status() >= 200 && answer.status() < 300, route + " valid -> " + answer.status() + " " + answer.body());
+      // Answered by the route itself: 2xx (3xx for the console's redirect); a sign-in of an unknown
+      // operator and a sign-out without a session are the routes' own refusals, past the guard.
+      boolean own = route.path().equals("/admin/login") || route.path().equals("/admin/logout")
+          || route.path().equals("/admin/session");
+      assertTrue(answer.status() >= 200 && answer.status() < 400
+          || own && answer.status() >= 400 && answer.status() < 500 && !answer.body().contains("VALIDATION_FAILED"),
+          route + " valid -> " + answer.status() + " " + answer.body());
     }
     assertFalse(before.equals(Hostile.dump(app)), "the valid writes changed rows (the dump sees changes)");
   }

@@ -47,7 +47,7 @@ class FuzzTest {
   void theFuzzerCatchesTheServiceWithoutItsInputGuard() {
     try (TestApp app = TestApp.start(config(), TestDatabase.freshDatabase(), null,
         OrdergateVerticle::withoutInputGuard)) {
-      Fuzzer.Result result = fuzz(app, 1000);
+      Fuzzer.Result result = fuzz(app, 600);
       System.out.println("fuzz (unguarded twin): " + result);
       assertFalse(result.clean(), "the fuzzer did not notice the missing validation: " + result);
       assertTrue(result.serverErrors() > 0 || !result.databaseUnchanged(), result.toString());

@@ -155,6 +155,22 @@ final class Hostile {
     r.add(route(HttpMethod.GET, "/admin/sweeps", Map.of(), null, List.of(), Map.of("limit", "5"), true, false, false));
     r.add(route(HttpMethod.POST, "/admin/sweeps/run", Map.of(), null, List.of(), Map.of(), true, false, true));
     r.add(route(HttpMethod.GET, "/admin/reconcile", Map.of(), null, List.of(), Map.of(), true, false, false));
+    r.add(route(HttpMethod.GET, "/admin/reconcile/last", Map.of(), null, List.of(), Map.of(), true, false, false));
+    r.add(route(HttpMethod.POST, "/admin/reconcile/run", Map.of(), null, List.of(), Map.of(), true, false, true));
+    // The operator console's API and pages.
+    r.add(route(HttpMethod.GET, "/admin/summary", Map.of(), null, List.of(), Map.of(), true, false, false));
+    r.add(route(HttpMethod.GET, "/admin/orders", Map.of(), null, List.of(), Map.of("txnId", "T-PAID1", "limit", "5"),
+        true, false, false));
+    r.add(route(HttpMethod.GET, "/admin/orders/:orderNo", Map.of("orderNo", "PAID1"), null, List.of(), Map.of(),
+        true, false, false));
+    r.add(route(HttpMethod.GET, "/admin/audit", Map.of(), null, List.of(), Map.of("limit", "5"), true, false, false));
+    r.add(route(HttpMethod.GET, "/admin/sweeps/settings", Map.of(), null, List.of(), Map.of(), true, false, false));
+    r.add(route(HttpMethod.GET, "/admin/session", Map.of(), null, List.of(), Map.of(), true, false, false));
+    r.add(route(HttpMethod.POST, "/admin/logout", Map.of(), null, List.of(), Map.of(), true, false, true));
+    r.add(route(HttpMethod.POST, "/admin/login", Map.of(),
+        new JsonObject().put("name", "nobody").put("password", "not-a-password"), List.of("name", "password"),
+        Map.of(), false, false, true));
+    r.add(route(HttpMethod.GET, "/console", Map.of(), null, List.of(), Map.of(), false, false, false));
     r.add(route(HttpMethod.GET, "/health/live", Map.of(), null, List.of(), Map.of(), false, false, false));
     r.add(route(HttpMethod.GET, "/openapi.json", Map.of(), null, List.of(), Map.of(), false, false, false));
     r.add(route(HttpMethod.GET, "/health/ready", Map.of(), null, List.of(), Map.of(), false, false, false));
