@@ -149,7 +149,7 @@ public final class OrdergateVerticle extends VerticleBase {
           Router management = Router.router(vertx);
           ConnectionLimits limits = new ConnectionLimits(vertx, config.server(), registry);
           RejectionLog rejections = new RejectionLog(registry, config.server().rejectionLogPerSecond());
-          InputGuard guard = new InputGuard(rejections);
+          InputGuard guard = new InputGuard(rejections, CALLBACKS_PREFIX);
           Router main = router(management, guard, rejections);
           mainRouter = main;
           // No cleartext HTTP/2 (README, Security): callers speak HTTP/1.1, and h2c only adds attack surface.

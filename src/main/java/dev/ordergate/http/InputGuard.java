@@ -41,13 +41,18 @@ public final class InputGuard implements Handler<RoutingContext> {
   /** The context key of the checked body (a {@link JsonObject}): any other body was refused already. */
   static final String BODY = "ordergate.checkedBody";
   private static final String FORM = "application/x-www-form-urlencoded";
-  private static final Rejection UNSUPPORTED =
+  /** Set on every request the guard checked: {@link Json#body} then hands out only checked JSON. */
+  static final String GUARDED = "ordergate.guarded";
+  static final Rejection UNSUPPORTED =
       new Rejection(415, "UNSUPPORTED_MEDIA_TYPE", "request bodies are JSON (Content-Type: application/json)");
 
   private final RejectionLog rejections;
+  /** The payment notifications: their bodies are JSON or forms, nothing else. */
+  private final String callbacksPrefix;
 
-  public InputGuard(RejectionLog rejections) {
+  public InputGuard(RejectionLog rejections, String callbacksPrefix) {
     this.rejections = rejections;
+    this.callbacksPrefix = callbacksPrefix;
   }
 
   /**
@@ -75,6 +80,7 @@ public final class InputGuard implements Handler<RoutingContext> {
   @Override
   public void handle(RoutingContext ctx) {
     ctx.put(RejectionLog.KEY, rejections);
+    ctx.put(GUARDED, Boolean.TRUE);
     text("path", decode("path", ctx.request().path(), false, StandardCharsets.UTF_8), MAX_PATH);
     String query = ctx.request().query();
     if (query != null && !query.isEmpty()) {
@@ -88,7 +94,7 @@ public final class InputGuard implements Handler<RoutingContext> {
       Charset charset = formCharset(body, ctx.request().getHeader("Content-Type"));
       checkPairs(decodeStrictly("request body", body.getBytes(), charset), "form", MAX_STRING, charset);
     } else if (body != null) {
-      checkBody(ctx, type, body);
+      checkBody(ctx, type, body, ctx.request().path().startsWith(callbacksPrefix));
     }
     ctx.next();
   }
@@ -102,11 +108,19 @@ public final class InputGuard implements Handler<RoutingContext> {
     return raw.length() == 0 ? null : raw;
   }
 
-  private static void checkBody(RoutingContext ctx, String type, Buffer body) {
-    if (!type.isEmpty() && !type.equals("application/json") && !type.endsWith("+json")) {
-      throw UNSUPPORTED;
-    }
+  private static void checkBody(RoutingContext ctx, String type, Buffer body, boolean notification) {
     String text = utf8("request body", body.getBytes());
+    if (!type.isEmpty() && !type.equals("application/json") && !type.endsWith("+json")) {
+      if (notification) {
+        throw UNSUPPORTED;
+      }
+      // Not JSON: no route reads it as such (Json.body refuses it, 415); what reaches a channel or
+      // the log is at least valid UTF-8 without NUL, which PostgreSQL cannot store.
+      if (text.indexOf('\u0000') >= 0) {
+        throw Rejection.badRequest("request body contains a NUL character");
+      }
+      return;
+    }
     Object parsed;
     try {
       parsed = io.vertx.core.json.Json.decodeValue(text);

@@ -24,6 +24,10 @@ final class Json {
     if (checked instanceof JsonObject obj) {
       return obj;
     }
+    if (ctx.get(InputGuard.GUARDED) != null && InputGuard.rawBody(ctx) != null) {
+      // A body the guard did not take for JSON (another media type): never parsed unchecked.
+      throw InputGuard.UNSUPPORTED;
+    }
     return object(InputGuard.rawBody(ctx));
   }
 

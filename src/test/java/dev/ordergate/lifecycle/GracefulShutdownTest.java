@@ -137,7 +137,8 @@ class GracefulShutdownTest {
             assertEquals(1, rs.getInt(2), orderNo + " receipt");
           }
         }
-        for (String orderNo : lost) {
+        // (An order paid and acknowledged before may be repeated on a closing connection: that proves nothing.)
+        for (String orderNo : lost.stream().filter(o -> !acknowledged.contains(o)).toList()) {
           try (ResultSet rs = conn.createStatement().executeQuery(
               "SELECT count(*) FROM payment_receipts WHERE order_no = '" + orderNo + "'")) {
             rs.next();
@@ -156,11 +157,8 @@ class GracefulShutdownTest {
                            Set<String> lost,
                            Set<String> acknowledged, AtomicLong sigtermAt, AtomicInteger afterSigterm,
                            Promise<Void> done) {
-    int n = next.getAndIncrement();
-    if (n >= ORDERS) {
-      done.complete();
-      return;
-    }
+    // Round and round: a repeat is answered 200 (duplicate) too, so the load lasts until the SIGTERM.
+    int n = next.getAndIncrement() % ORDERS;
     JsonObject body = TestApp.payment("TXSD" + n, "SD" + n, 100);
     byte[] raw = body.encode().getBytes(StandardCharsets.UTF_8);
     http.post("/api/callbacks/" + TestApp.CHANNEL)
