@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
  * The broker tier's meters: {@code ordergate_broker_published_total{queue,result}} (ok, nacked,
  * unknown = no confirm in time or connection lost, not_connected, dropped_expired = expired while
  * the broker was unreachable, left to the fallback), {@code ordergate_broker_consumed_total{outcome}}
- * (cancelled, closed, routed, early, retry, poison), {@code ordergate_broker_redeliveries_total},
+ * (cancelled, closed, routed, early, busy, retry, poison), {@code ordergate_broker_redeliveries_total},
  * and {@code ordergate_broker_cancel_lateness_seconds} (cancelledAt - expiresAt of this tier's
  * cancellations). The fallback's catches are {@code ordergate_fallback_cancellations_total} (the sweep's).
  */

@@ -40,6 +40,8 @@ final class TimeoutConsumer {
 
   private static final Logger log = LoggerFactory.getLogger(TimeoutConsumer.class);
   private static final long RETRY_PAUSE_MS = 1_000;
+  /** A due order held by another transaction (a payment in flight) is tried again after this. */
+  private static final long BUSY_PAUSE_MS = 50;
 
   private final Vertx vertx;
   private final BrokerTopology topology;
@@ -168,6 +170,10 @@ final class TimeoutConsumer {
         }
       }
       case CLOSED, NOT_FOUND -> ack(d.client(), d.tag(), "closed");
+      case BUSY -> {
+        metrics.consumed("busy");
+        vertx.setTimer(BUSY_PAUSE_MS, id -> cancel(d.client(), d.tag(), d.message()));
+      }
       case NOT_DUE -> {
         metrics.consumed("early");
         route(d.client(), d.tag(), new TimeoutMessage(d.message().orderNo(), System.currentTimeMillis() + result.dueInMs()));

@@ -73,11 +73,20 @@ public final class Sql {
       RETURNING order_no""";
 
   /**
-   * The exit to CANCELLED for a timeout trigger, for the orders {@code $1} (text[]): like
-   * {@link #CANCEL_ONE}, and only once an order has expired by the database's clock (an early
-   * trigger changes nothing). The primary key scan takes the row locks in order-number order, so two
-   * such batches cannot deadlock each other.
+   * The exit to CANCELLED for a timeout trigger, for the orders {@code $1} (text[], claimed by
+   * {@link #CLAIM_EXPIRED} in the same transaction): like {@link #CANCEL_ONE}, and only once an order
+   * has expired by the database's clock (an early trigger changes nothing).
    */
+  /**
+   * A timeout trigger's claim on the orders {@code $1} (text[]) that are due: rows another
+   * transaction holds (a payment in flight) are skipped, not waited for; the trigger tries them again.
+   */
+  public static final String CLAIM_EXPIRED = """
+      SELECT order_no FROM orders
+      WHERE order_no = ANY($1::text[]) AND status = 'PENDING_PAYMENT' AND expires_at <= now()
+      ORDER BY order_no
+      FOR UPDATE SKIP LOCKED""";
+
   public static final String CANCEL_EXPIRED = """
       UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = $2
       WHERE order_no = ANY($1::text[]) AND status = 'PENDING_PAYMENT' AND expires_at <= now()

@@ -14,6 +14,8 @@ public record ExpiryCancel(String orderNo, Kind kind, double latenessSeconds, lo
     CLOSED,
     /** Still pending and not yet expired: nothing changed; try again after {@code dueInMs}. */
     NOT_DUE,
+    /** Due, but another transaction holds the order (a payment in flight): try again shortly. */
+    BUSY,
     NOT_FOUND
   }
 }

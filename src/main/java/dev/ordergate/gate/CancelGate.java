@@ -64,7 +64,8 @@ public final class CancelGate {
    * Cancels orders for a timeout trigger (delayed messages, set-based for a batch of them): the same
    * gate and effects as {@link #cancel}, conditional on expiry in the same UPDATE. One answer per
    * distinct order number: CANCELLED for the winners; for the others whether the trigger came early
-   * (NOT_DUE, with the time left) or too late (CLOSED), or NOT_FOUND.
+   * (NOT_DUE, with the time left) or too late (CLOSED), BUSY (due, but held by another transaction,
+   * which is skipped rather than waited for, as the sweep's claim does), or NOT_FOUND.
    */
   public Future<Map<String, ExpiryCancel>> cancelExpired(Collection<String> orderNos, TransitionSource source,
                                                          String actor, String reference) {
@@ -72,10 +73,19 @@ public final class CancelGate {
     if (nos.length == 0) {
       return Future.succeededFuture(Map.of());
     }
-    return Tx.run(pool, conn -> conn.preparedQuery(Sql.CANCEL_EXPIRED).execute(Params.of(nos, source.name()))
+    return Tx.run(pool, conn -> conn.preparedQuery(Sql.CLAIM_EXPIRED).execute(Params.array(nos))
+            .compose(claimed -> {
+              String[] mine = new String[claimed.size()];
+              int i = 0;
+              for (Row r : claimed) {
+                mine[i++] = r.getString("order_no");
+              }
+              return mine.length == 0 ? Future.succeededFuture(null)
+                  : conn.preparedQuery(Sql.CANCEL_EXPIRED).execute(Params.of(mine, source.name()));
+            })
             .compose(won -> {
               Map<String, ExpiryCancel> out = new HashMap<>();
-              for (Row r : won) {
+              for (Row r : won == null ? List.<Row>of() : won) {
                 String no = r.getString("order_no");
                 out.put(no, new ExpiryCancel(no, ExpiryCancel.Kind.CANCELLED, r.getDouble("lateness_seconds"), 0));
               }
@@ -87,9 +97,13 @@ public final class CancelGate {
                       : conn.preparedQuery(Sql.ORDER_EXPIRIES).execute(Params.array(losers)).map(rows -> {
                         for (Row r : rows) {
                           String no = r.getString("order_no");
-                          out.put(no, "PENDING_PAYMENT".equals(r.getString("status"))
-                              ? new ExpiryCancel(no, ExpiryCancel.Kind.NOT_DUE, 0, Math.max(1, r.getLong("due_in_ms")))
-                              : new ExpiryCancel(no, ExpiryCancel.Kind.CLOSED, 0, 0));
+                          long dueInMs = r.getLong("due_in_ms");
+                          out.put(no, !"PENDING_PAYMENT".equals(r.getString("status"))
+                              ? new ExpiryCancel(no, ExpiryCancel.Kind.CLOSED, 0, 0)
+                              : dueInMs > 0 ? new ExpiryCancel(no, ExpiryCancel.Kind.NOT_DUE, 0, dueInMs)
+                              // Due and pending, yet not claimed: locked by another transaction (or
+                              // created after this statement's snapshot); either way, again shortly.
+                              : new ExpiryCancel(no, ExpiryCancel.Kind.BUSY, 0, 0));
                         }
                         for (String no : losers) {
                           out.putIfAbsent(no, new ExpiryCancel(no, ExpiryCancel.Kind.NOT_FOUND, 0, 0));

@@ -225,10 +225,12 @@ class BrokerTierTest {
     try {
       raw.basicPublish(prefix + ".due", prefix + ".due", Buffer.buffer("{not json")).await();
       raw.basicPublish(prefix + ".due", prefix + ".due", Buffer.buffer("{\"orderNo\": 42}")).await();
-      assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> raw.messageCount(prefix + ".poison").await() == 2));
+      raw.basicPublish(prefix + ".due", prefix + ".due",
+          new JsonObject().put("orderNo", "no\u0000such order").put("expiresAt", 1).toBuffer()).await();
+      assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> raw.messageCount(prefix + ".poison").await() == 3));
       SweepFixtures.eventually(Duration.ofSeconds(1), () -> false);
-      assertEquals(2, apps.get(0).metric("ordergate.broker.consumed", "outcome", "poison"));
-      assertEquals(2, raw.messageCount(prefix + ".poison").await());
+      assertEquals(3, apps.get(0).metric("ordergate.broker.consumed", "outcome", "poison"));
+      assertEquals(3, raw.messageCount(prefix + ".poison").await());
     } finally {
       raw.stop().await();
       closeAll(apps);

@@ -61,4 +61,24 @@ class CancelExpiredTest extends AppTest {
     assertEquals(1, app.count("SELECT count(*) FROM order_transitions WHERE order_no = 'EXP' AND source = 'TIMEOUT_MESSAGE'"));
     assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'EXP' AND type = 'ORDER_CANCELLED'"));
   }
+
+  @Test
+  void aDueOrderHeldByAnotherTransactionIsSkippedNotWaitedFor() {
+    app.createOrder(order("HELD", "u1", null, "A", 1, 100).put("paymentTimeoutSeconds", 1));
+    assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10),
+        () -> app.count("SELECT count(*) FROM orders WHERE order_no = 'HELD' AND expires_at <= now()") == 1));
+    // A transaction holding the row, as a payment in flight does.
+    var holder = app.pool.getConnection().await();
+    try {
+      var tx = holder.begin().await();
+      holder.query("SELECT 1 FROM orders WHERE order_no = 'HELD' FOR UPDATE").execute().await();
+      Map<String, ExpiryCancel> busy = gate.cancelExpired(List.of("HELD"), TransitionSource.TIMEOUT_MESSAGE, "t", "r").await();
+      assertEquals(ExpiryCancel.Kind.BUSY, busy.get("HELD").kind());
+      tx.rollback().await();
+    } finally {
+      holder.close().await();
+    }
+    Map<String, ExpiryCancel> after = gate.cancelExpired(List.of("HELD"), TransitionSource.TIMEOUT_MESSAGE, "t", "r").await();
+    assertEquals(ExpiryCancel.Kind.CANCELLED, after.get("HELD").kind());
+  }
 }
