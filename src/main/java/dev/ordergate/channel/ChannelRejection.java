@@ -9,11 +9,18 @@ public final class ChannelRejection extends RuntimeException {
 
   private final int status;
   private final String code;
+  /** MALFORMED because the body itself could not be read (not JSON, not a form), not one field. */
+  private final boolean unreadable;
 
-  private ChannelRejection(int status, String code, String message) {
+  private ChannelRejection(int status, String code, String message, boolean unreadable) {
     super(message, null, false, false);
     this.status = status;
     this.code = code;
+    this.unreadable = unreadable;
+  }
+
+  private ChannelRejection(int status, String code, String message) {
+    this(status, code, message, false);
   }
 
   public static ChannelRejection badSignature(String message) {
@@ -30,6 +37,15 @@ public final class ChannelRejection extends RuntimeException {
 
   public static ChannelRejection malformed(String message) {
     return new ChannelRejection(400, "MALFORMED", message);
+  }
+
+  /** The body as a whole cannot be read (invalid JSON, not an object, a broken form). */
+  public static ChannelRejection unreadable(String message) {
+    return new ChannelRejection(400, "MALFORMED", message, true);
+  }
+
+  public boolean unreadable() {
+    return unreadable;
   }
 
   public int status() {

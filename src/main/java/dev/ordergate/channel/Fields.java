@@ -23,9 +23,9 @@ public final class Fields {
         return obj;
       }
     } catch (DecodeException e) {
-      throw ChannelRejection.malformed("body is not valid JSON");
+      throw ChannelRejection.unreadable("body is not valid JSON");
     }
-    throw ChannelRejection.malformed("body must be a JSON object");
+    throw ChannelRejection.unreadable("body must be a JSON object");
   }
 
   public static JsonObject object(JsonObject o, String key) {

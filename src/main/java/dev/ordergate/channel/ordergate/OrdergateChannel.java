@@ -56,7 +56,10 @@ public final class OrdergateChannel extends BaseChannel<OrdergateSettings> {
 
   @Override
   public Answer rejected(ChannelRejection rejection) {
-    return Answer.error(rejection.status(), rejection.code(), rejection.getMessage());
+    // ordergate's own codes, as the API contract lists them.
+    String code = !rejection.code().equals("MALFORMED") ? rejection.code()
+        : rejection.unreadable() ? "MALFORMED_JSON" : "VALIDATION_FAILED";
+    return Answer.error(rejection.status(), code, rejection.getMessage());
   }
 
   @Override
