@@ -37,10 +37,10 @@ public final class Main {
       case "serve" -> serve();
       case "hash-password" -> System.exit(dev.ordergate.auth.HashPasswordCommand.run(
           java.util.Arrays.copyOfRange(args, 1, args.length), System.out, System.err));
-      case "reconcile", "drill", "replay", "gateway-sim", "trigger-bench" ->
+      case "reconcile", "drill", "replay", "gateway-sim", "trigger-bench", "chaos" ->
           System.exit(dev.ordergate.tools.Tools.run(command, java.util.Arrays.copyOfRange(args, 1, args.length)));
       default -> {
-        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay | gateway-sim | trigger-bench | hash-password] [--help]");
+        System.err.println("usage: java -jar ordergate.jar [serve | reconcile | drill | replay | gateway-sim | trigger-bench | hash-password | chaos] [--help]");
         System.exit(2);
       }
     }
@@ -90,9 +90,11 @@ public final class Main {
       log.info("using database {}", dbUrl.jdbcUrl());
     }
     EmbeddedDatabase db = embedded;
+    long graceMs = config.server().shutdownGraceMs();
+    // SIGTERM: the service drains (GracefulShutdown) and the JVM exits within shutdown.graceMs.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
-        vertx.close().toCompletionStage().toCompletableFuture().get();
+        vertx.close().toCompletionStage().toCompletableFuture().get(graceMs, java.util.concurrent.TimeUnit.MILLISECONDS);
         if (db != null) {
           db.close();
         }

@@ -40,6 +40,10 @@ import dev.ordergate.http.CallbackRoutes;
 import dev.ordergate.http.ContractRoutes;
 import dev.ordergate.http.Failures;
 import dev.ordergate.http.HealthRoutes;
+import dev.ordergate.http.ConnectionLimits;
+import dev.ordergate.http.InputGuard;
+import dev.ordergate.http.RejectionLog;
+import dev.ordergate.lifecycle.GracefulShutdown;
 import dev.ordergate.http.OrderRoutes;
 import dev.ordergate.http.ReconcileRoutes;
 import dev.ordergate.http.SweepRoutes;
@@ -69,6 +73,7 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
@@ -108,6 +113,10 @@ public final class OrdergateVerticle extends VerticleBase {
   private OutboxMetrics outboxMetrics;
   private Sweeper sweeper;
   private SweepTuning sweepTuning;
+  private final GracefulShutdown shutdown;
+  /** False only in the fuzz test's deliberately broken twin ({@link #withoutInputGuard()}). */
+  private boolean inputGuard = true;
+  private Router mainRouter;
   private Reminders reminders;
   private BrokerTier broker;
 
@@ -122,6 +131,16 @@ public final class OrdergateVerticle extends VerticleBase {
     this.registry = registry;
     this.clock = clock;
     this.configPath = configPath;
+    this.shutdown = new GracefulShutdown(config.server().shutdownGraceMs(), config.server().shutdownDrainDelayMs());
+  }
+
+  /**
+   * TEST ONLY: the service without {@link InputGuard}, so the fuzz test can show that it catches
+   * a service whose validation is gone. Never used outside the tests.
+   */
+  public OrdergateVerticle withoutInputGuard() {
+    inputGuard = false;
+    return this;
   }
 
   @Override
@@ -137,7 +156,11 @@ public final class OrdergateVerticle extends VerticleBase {
               .using(vertx)
               .build();
           Router management = Router.router(vertx);
-          Router main = router(management);
+          ConnectionLimits limits = new ConnectionLimits(vertx, config.server(), registry);
+          RejectionLog rejections = new RejectionLog(registry, config.server().rejectionLogPerSecond());
+          InputGuard guard = new InputGuard(rejections, CALLBACKS_PREFIX);
+          Router main = router(management, guard, rejections);
+          mainRouter = main;
           // No cleartext HTTP/2 (README, Security): callers speak HTTP/1.1, and h2c only adds attack surface.
           return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
               .requestHandler(management)
@@ -145,8 +168,11 @@ public final class OrdergateVerticle extends VerticleBase {
               .compose(m -> {
                 managementServer = m;
                 log.info("management listener (metrics, health) on {}:{}", config.managementHost(), m.actualPort());
-                return vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
-                    .requestHandler(main).listen(config.httpPort(), config.httpHost());
+                // The main listener's limits (ConnectionLimits.options turns h2c off as well).
+                return vertx.createHttpServer(limits.options(config.httpPort(), config.httpHost()))
+                    .connectionHandler(limits::connection)
+                    .requestHandler(limits.requests(inputGuard ? guard.beforeRouting(main) : main))
+                    .listen();
               });
         })
         .compose(s -> config.outbox().enabled()
@@ -181,7 +207,7 @@ public final class OrdergateVerticle extends VerticleBase {
         .addProperty("statement_timeout", Long.toString(config.dbStatementTimeoutMs()));
   }
 
-  private Router router(Router management) {
+  private Router router(Router management, InputGuard guard, RejectionLog rejections) {
     Metrics metrics = new Metrics(registry);
     outboxMetrics = new OutboxMetrics(registry);
     OutboxWriter outbox = new OutboxWriter(outboxSignal);
@@ -222,6 +248,10 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route(CALLBACKS_PREFIX + "*").handler(new RawBody(BODY_LIMIT_BYTES));
     root.routeWithRegex("^(?!" + CALLBACKS_PREFIX + ").*")
         .handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT_BYTES));
+    // The one validation step for every route, once the body is read (RawBody or BodyHandler).
+    root.route().handler(inputGuard ? guard : RoutingContext::next);
+    root.get("/health/ready").handler(shutdown::readiness);
+    management.get("/health/ready").handler(shutdown::readiness);
     HealthRoutes health = new HealthRoutes(pool, registry, coalescer::oldestRunnableWaitMs,
         config.callbacks().readyMaxWaitMs(), this::optionalHealth);
     health.mount(vertx, root);
@@ -256,10 +286,15 @@ public final class OrdergateVerticle extends VerticleBase {
         new OrderRecords(pool, orders, List.copyOf(config.channels().keySet())),
         new Overview(pool, sweeper, reconcileMonitor, registry), audit).router(vertx, admin::authorize));
     new ConsoleRoutes().mount(vertx, root);
-    root.route().failureHandler(Failures::handle);
-    root.errorHandler(404, Failures::handle);
-    root.errorHandler(405, Failures::handle);
+    root.route().failureHandler(rejections.before(Failures::handle));
+    root.errorHandler(404, rejections.before(Failures::handle));
+    root.errorHandler(405, rejections.before(Failures::handle));
     return root;
+  }
+
+  /** The main listener's router (the bad-input test checks its route catalog against it). */
+  public Router mainRouter() {
+    return mainRouter;
   }
 
   /** The relay with the routes of the optional tiers (the broker tier publishes ORDER_TIMEOUT). */
@@ -324,21 +359,30 @@ public final class OrdergateVerticle extends VerticleBase {
     return sweeper;
   }
 
+  /**
+   * Graceful: see {@link GracefulShutdown}; the pool closes last. The relay is a child deployment,
+   * which Vert.x stops before this: its stop waits for its deliveries in flight.
+   */
   @Override
   public Future<?> stop() {
-    if (expiryTimer >= 0) {
-      vertx.cancelTimer(expiryTimer);
-    }
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
     }
     if (databaseProbe != null) {
       databaseProbe.stop();
     }
-    return (sweepTuning == null ? Future.<Void>succeededFuture() : sweepTuning.close())
-        .compose(v -> reminders == null ? Future.<Void>succeededFuture() : reminders.stop())
-        .compose(v -> broker == null ? Future.<Void>succeededFuture() : broker.stop())
-        .compose(v -> sweeper == null ? Future.<Void>succeededFuture() : sweeper.stop())
+    return shutdown.run(vertx, server, java.util.List.of(
+            () -> {
+              // After the drain: queued callbacks keep their timeout while they are answered.
+              if (expiryTimer >= 0) {
+                vertx.cancelTimer(expiryTimer);
+              }
+              return Future.succeededFuture();
+            },
+            () -> sweepTuning == null ? Future.succeededFuture() : sweepTuning.close(),
+            () -> reminders == null ? Future.succeededFuture() : reminders.stop(),
+            () -> broker == null ? Future.succeededFuture() : broker.stop(),
+            () -> sweeper == null ? Future.succeededFuture() : sweeper.stop()))
         .compose(v -> pool == null ? Future.succeededFuture() : pool.close());
   }
 }

@@ -54,7 +54,8 @@ public record AppConfig(
     RemindersConfig reminders,
     BrokerConfig broker,
     ConsoleConfig console,
-    GatewayOpsConfig gatewayOps) {
+    GatewayOpsConfig gatewayOps,
+    ServerConfig server) {
 
   public static final long MAX_TIMEOUT_SECONDS = 7L * 24 * 3600;
   /** Every secret or key this repository publishes carries this marker; none is accepted outside dev mode. */
@@ -117,7 +118,8 @@ public record AppConfig(
         RemindersConfig.from(r),
         BrokerConfig.from(r, r.integer("outbox.leaseMs", 60_000, 1_000, 3_600_000)),
         ConsoleConfig.from(r, dev),
-        GatewayOpsConfig.from(r));
+        GatewayOpsConfig.from(r),
+        ServerConfig.from(r));
   }
 
   private static String randomHex() {

@@ -81,7 +81,7 @@ public final class AdminRoutes {
   }
 
   static int limit(RoutingContext ctx, int fallback, int max) {
-    String raw = ctx.queryParams().get("limit");
+    String raw = Json.query(ctx, "limit");
     if (raw == null) {
       return fallback;
     }

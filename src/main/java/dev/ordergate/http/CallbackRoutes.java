@@ -13,8 +13,6 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,7 +29,6 @@ import java.util.function.BooleanSupplier;
  */
 public final class CallbackRoutes {
 
-  private static final Logger log = LoggerFactory.getLogger(CallbackRoutes.class);
   public static final String OUTCOME_HEADER = "X-Ordergate-Outcome";
 
   private final Map<String, PaymentChannel> channels;
@@ -68,8 +65,11 @@ public final class CallbackRoutes {
       n = channel.receive(new Inbound(raw, ctx.request()::getHeader));
     } catch (ChannelRejection r) {
       metrics.callback(name, r.code(), false);
-      log.warn("callback on channel {} ({}) rejected: {} {}", name, channel.kind().id(), r.code(), r.getMessage());
-      send(ctx, channel.rejected(r), r.code());
+      // Counted here and in RejectionLog, logged sampled: a line per forged request would amplify a flood.
+      Answer answer = channel.rejected(r);
+      RejectionLog.record(ctx, answer.status(), r.code(), "channel " + name + " (" + channel.kind().id() + "): "
+          + r.getMessage());
+      send(ctx, answer, r.code());
       return;
     }
     AtomicBoolean gone = new AtomicBoolean();

@@ -93,14 +93,30 @@ public final class Failures {
     return null;
   }
 
-  static boolean isDatabaseUnavailable(Throwable t) {
+  /**
+   * The database could not be reached or dropped us: refused, reset or closed connections, an
+   * administrator shutdown or crash ({@code 57P01}-{@code 57P03}), connection failures ({@code 08}),
+   * too many connections ({@code 53300}), no pooled connection or answer in time. All of them are
+   * 503: the request may be repeated once the database is back.
+   */
+  public static boolean isDatabaseUnavailable(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
-      if (c instanceof ConnectException || c instanceof ClosedConnectionException) {
+      if (c instanceof ConnectException || c instanceof ClosedConnectionException
+          || c instanceof java.io.IOException || c instanceof java.util.concurrent.TimeoutException) {
         return true;
       }
       if (c instanceof PgException pg && pg.getSqlState() != null
-          && (pg.getSqlState().startsWith("08") || pg.getSqlState().startsWith("57P"))) {
+          && (pg.getSqlState().startsWith("08") || pg.getSqlState().startsWith("57P")
+          || "53300".equals(pg.getSqlState()))) {
         return true;
+      }
+      // The pool hands out a connection the server closed a moment ago: "Connection is not active now".
+      if (c instanceof io.vertx.core.VertxException && c.getMessage() != null
+          && c.getMessage().startsWith("Connection is not active")) {
+        return true;
+      }
+      if (c.getCause() == c) {
+        break;
       }
     }
     return false;

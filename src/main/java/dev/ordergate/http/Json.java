@@ -15,9 +15,20 @@ final class Json {
   private Json() {
   }
 
+  /**
+   * The request's JSON object as {@link InputGuard} checked it; without the guard (only the fuzz
+   * test's unguarded twin runs so) it is parsed here unchecked.
+   */
   static JsonObject body(RoutingContext ctx) {
-    var body = ctx.body();
-    return object(body == null ? null : body.buffer());
+    Object checked = ctx.get(InputGuard.BODY);
+    if (checked instanceof JsonObject obj) {
+      return obj;
+    }
+    if (ctx.get(InputGuard.GUARDED) != null && InputGuard.rawBody(ctx) != null) {
+      // A body the guard did not take for JSON (another media type): never parsed unchecked.
+      throw InputGuard.UNSUPPORTED;
+    }
+    return object(InputGuard.rawBody(ctx));
   }
 
   /** A JSON object from raw bytes (a callback's verified body), or a 400. */
@@ -34,6 +45,16 @@ final class Json {
       throw new Rejection(400, "MALFORMED_JSON", "request body is not valid JSON");
     }
     throw new Rejection(400, "MALFORMED_JSON", "request body must be a JSON object");
+  }
+
+  /** The body when there is one, else an empty object (for routes whose body is optional). */
+  static JsonObject optionalBody(RoutingContext ctx) {
+    return InputGuard.rawBody(ctx) != null ? body(ctx) : new JsonObject();
+  }
+
+  /** A query parameter ({@link InputGuard} checked the query string already), or null. */
+  static String query(RoutingContext ctx, String name) {
+    return ctx.queryParams().get(name);
   }
 
   static void send(RoutingContext ctx, int status, Object body) {

@@ -79,7 +79,7 @@ public final class OrderRoutes {
 
   private void cancel(RoutingContext ctx) {
     String orderNo = Json.pathId(ctx, "orderNo");
-    JsonObject body = ctx.body() != null && ctx.body().length() > 0 ? Json.body(ctx) : new JsonObject();
+    JsonObject body = Json.optionalBody(ctx);
     String actor = Json.id(body, "userId", false);
     String reason = Json.string(body, "reason", 500, false);
     cancelGate.cancel(orderNo, TransitionSource.USER, actor == null ? "customer" : actor, reason)

@@ -34,7 +34,7 @@ public final class OutboxRoutes {
   }
 
   private void list(RoutingContext ctx) {
-    String raw = ctx.queryParams().get("status");
+    String raw = Json.query(ctx, "status");
     OutboxService.Status status;
     try {
       status = raw == null ? OutboxService.Status.DEAD : OutboxService.Status.valueOf(raw);
@@ -49,7 +49,7 @@ public final class OutboxRoutes {
 
   private void retry(RoutingContext ctx) {
     UUID id = uuid(ctx.pathParam("id"));
-    JsonObject body = ctx.body() != null && ctx.body().length() > 0 ? Json.body(ctx) : new JsonObject();
+    JsonObject body = Json.optionalBody(ctx);
     Operator operator = AdminAuth.actor(ctx, body, false);
     audit.record(operator, "RETRY_OUTBOX_EVENT", "event " + id, null, () -> outbox.retry(id, operator.name()), null)
         .onSuccess(event -> Json.send(ctx, 200, event)).onFailure(ctx::fail);

@@ -46,8 +46,9 @@ import java.util.function.Function;
  *       drips its answer cannot keep a delivery alive past its claim, and no two deliveries of one event
  *       overlap. An event that used its {@code maxAttempts} is never claimed again: it goes DEAD;</li>
  *   <li>mark under the claim token: DELIVERED, or back-off ({@code baseDelayMs * 2^(attempt-1)},
- *       capped at {@code maxDelayMs}), or DEAD after {@code maxAttempts}. A relay that died or
- *       stopped mid-delivery marks nothing; its lease runs out and the event is delivered again.</li>
+ *       capped at {@code maxDelayMs}), or DEAD after {@code maxAttempts}. A relay that stops waits
+ *       a few seconds for its deliveries in flight and marks them; one that died, or a delivery
+ *       still running after that wait, marks nothing: its lease runs out and it is delivered again.</li>
  * </ol>
  * Claims never overlap on one instance: a timer re-armed after each claim, a nudge after a commit
  * that wrote events ({@link OutboxSignal}) or a delivery that may have unblocked its order's next
@@ -87,6 +88,11 @@ public final class OutboxRelay extends VerticleBase {
   private boolean running;
   private boolean again;
   private boolean stopped;
+  /** Set by {@link #stop()} while deliveries are in flight; completed when the last one is marked. */
+  private Promise<Void> drained;
+  /** The stop stopped waiting: what finishes now is left unmarked for its lease to bring back. */
+  private boolean abandoned;
+  static final long STOP_DRAIN_MS = 5000;
   private long gaugesRefreshedAt;
   private final List<Delivered> deliveredQueue = new ArrayList<>();
   private boolean marking;
@@ -125,7 +131,11 @@ public final class OutboxRelay extends VerticleBase {
     return Future.succeededFuture();
   }
 
-  /** Stops claiming; deliveries in flight are abandoned unmarked, and their leases bring them back. */
+  /**
+   * Stops claiming and waits up to {@link #STOP_DRAIN_MS} for the deliveries in flight to finish
+   * and be marked; those still running then are abandoned unmarked (as after a crash), and their
+   * leases bring them back.
+   */
   @Override
   public Future<?> stop() {
     stopped = true;
@@ -136,8 +146,15 @@ public final class OutboxRelay extends VerticleBase {
     if (pruneTimer >= 0) {
       vertx.cancelTimer(pruneTimer);
     }
-    client.close();
-    return Future.succeededFuture();
+    if (inFlight > 0) {
+      Promise<Void> p = Promise.promise();
+      drained = p;
+      vertx.setTimer(STOP_DRAIN_MS, t -> {
+        abandoned = true;
+        p.tryComplete();
+      });
+    }
+    return (drained == null ? Future.<Void>succeededFuture() : drained.future()).onComplete(v -> client.close());
   }
 
   private void nudgeFromAnyThread() {
@@ -297,12 +314,8 @@ public final class OutboxRelay extends VerticleBase {
     }
     inFlight++;
     deliver(event, claimedAt)
-        .transform(ar -> {
-          if (stopped) {
-            return Future.succeededFuture(-1L);
-          }
-          return ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause());
-        })
+        .transform(ar -> abandoned ? Future.succeededFuture(-1L)
+            : ar.succeeded() ? markDelivered(event, token) : markFailed(event, token, ar.cause()))
         .onComplete(ar -> {
           inFlight--;
           boolean delivered = ar.succeeded() && ar.result() == 0 && deliveredMarked(event);
@@ -319,6 +332,9 @@ public final class OutboxRelay extends VerticleBase {
             nudge();
           } else if (ar.result() > 0) {
             wakeIn(ar.result());
+          }
+          if (drained != null && inFlight == 0) {
+            drained.tryComplete();
           }
         });
   }

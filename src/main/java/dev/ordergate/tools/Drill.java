@@ -116,6 +116,10 @@ public final class Drill {
   private final AtomicLong sweepCancelled = new AtomicLong();
   private final List<String> sweepErrors = Collections.synchronizedList(new ArrayList<>());
   private volatile boolean sweepAvailable = true;
+  /** Chaos mode: a request refused, cut off or answered 503 is an outage, counted, not an anomaly. */
+  private volatile boolean tolerateOutages;
+  private final Tally outages = new Tally();
+  private volatile boolean racing;
 
   public Drill(Vertx vertx, Options options, ServiceClient.Target target, Canceller canceller, PrintStream out) {
     this.vertx = vertx;
@@ -126,6 +130,29 @@ public final class Drill {
     this.plan = DrillPlan.generate(options.runId(), options.orders(), options.seed(), options.timeoutSeconds(),
         options.skus());
     plan.orders.forEach(o -> tracks.put(o.orderNo(), new Track(o)));
+  }
+
+  /**
+   * For {@code ordergate chaos}: the service is killed and its database connections cut during
+   * the race, so requests that got no answer or a 503 are counted as outages instead of anomalies
+   * (a gateway would retry them). Every answer that came back is still checked against the rest.
+   */
+  public Drill tolerateOutages() {
+    tolerateOutages = true;
+    return this;
+  }
+
+  /** True while orders are created and raced (the window the chaos run disrupts). */
+  public boolean racing() {
+    return racing;
+  }
+
+  /** In chaos mode, records an outage and answers true; otherwise false (the caller records an error). */
+  private boolean outage(String what) {
+    if (tolerateOutages) {
+      outages.add(what);
+    }
+    return tolerateOutages;
   }
 
   /** The drill's result: counts, anomalies and the reconciliation, printable and as JSON. */
@@ -147,7 +174,9 @@ public final class Drill {
       seconds.put("setup", lap(t0));
       long t1 = System.nanoTime();
       startSweepers();
+      racing = true;
       createAndRace();
+      racing = false;
       seconds.put("createAndRace", lap(t1));
       long t2 = System.nanoTime();
       sweeping.set(false);
@@ -208,8 +237,10 @@ public final class Drill {
   /** One {@code POST /admin/sweeps/run}; a 404 means this service has no sweep endpoint. */
   private Future<Void> sweepOnce() {
     return client.send(HttpMethod.POST, "/admin/sweeps/run", null, true).transform(ar -> {
-      if (ar.failed()) {
-        sweepErrors.add(String.valueOf(ar.cause()));
+      if (ar.failed() || ar.result().statusCode() == 503) {
+        if (!outage("sweeps")) {
+          sweepErrors.add(ar.failed() ? String.valueOf(ar.cause()) : "HTTP 503 " + ar.result().bodyAsString());
+        }
       } else if (ar.result().statusCode() == 404) {
         if (sweepAvailable) {
           sweepAvailable = false;
@@ -222,7 +253,7 @@ public final class Drill {
         sweepRuns.incrementAndGet();
         JsonObject row = ar.result().bodyAsJsonObject();
         sweepCancelled.addAndGet(row == null ? 0 : row.getLong("cancelled", 0L));
-        if (row != null && row.getString("error") != null) {
+        if (row != null && row.getString("error") != null && !outage("sweeps (run cut short)")) {
           sweepErrors.add("run " + row.getValue("id") + ": " + row.getString("error"));
         }
       }
@@ -262,7 +293,11 @@ public final class Drill {
     Track track = tracks.get(o.orderNo());
     client.createOrder(o.request(options.timeoutSeconds()))
         .onSuccess(order -> arm(track, order))
-        .onFailure(err -> track.errors.add("create: " + err.getMessage()))
+        .onFailure(err -> {
+          if (!outage("creates")) {
+            track.errors.add("create: " + err.getMessage());
+          }
+        })
         .onComplete(ar -> createNext(next, done));
   }
 
@@ -299,12 +334,20 @@ public final class Drill {
       sent.add("callbacks");
       copies.add(notification.get().transform(ar -> {
         if (ar.failed()) {
-          track.errors.add("callback " + a.txnId() + ": " + ar.cause());
+          if (outage("callbacks")) {
+            // Unanswered: it may or may not have been applied before the service died.
+            track.payments.add(new PayAnswer(a.txnId(), wrong, -1, null, false));
+          } else {
+            track.errors.add("callback " + a.txnId() + ": " + ar.cause());
+          }
           return Future.succeededFuture();
         }
         ServiceClient.PayAnswer answer = ar.result();
         if (!answer.accepted() || answer.outcome() == null) {
-          track.errors.add("callback " + a.txnId() + ": HTTP " + answer.status() + " " + answer.body());
+          // A 503 (our own failure, the gateway retries) is an outage in chaos mode.
+          if (answer.status() != 503 || !outage("callbacks")) {
+            track.errors.add("callback " + a.txnId() + ": HTTP " + answer.status() + " " + answer.body());
+          }
           track.payments.add(new PayAnswer(a.txnId(), wrong, answer.status(), null, false));
           return Future.succeededFuture();
         }
@@ -320,13 +363,16 @@ public final class Drill {
     sent.add("cancels." + source);
     return canceller.cancel(track.plan.orderNo(), track.plan.userId(), source).transform(ar -> {
       if (ar.failed()) {
-        track.errors.add("cancel by " + source + ": " + ar.cause());
+        if (!outage("cancels")) {
+          track.errors.add("cancel by " + source + ": " + ar.cause());
+        }
         return Future.succeededFuture();
       }
       CancelAnswer answer = ar.result();
       cancelOutcomes.add(source + ":" + answer.outcome());
       track.cancels.add(source + ":" + answer.outcome());
-      if (answer.httpStatus() != 200 && answer.httpStatus() != 409) {
+      if (answer.httpStatus() != 200 && answer.httpStatus() != 409
+          && !(answer.httpStatus() == 503 && outage("cancels"))) {
         track.errors.add("cancel by " + source + ": HTTP " + answer.httpStatus() + " " + answer.outcome());
       }
       return Future.succeededFuture();
@@ -510,6 +556,7 @@ public final class Drill {
         .put("sent", sent.toJson().put("sweepRuns", sweepRuns.get()))
         .put("sweeps", new JsonObject().put("available", sweepAvailable).put("runs", sweepRuns.get())
             .put("cancelled", sweepCancelled.get()).put("errors", sweepErrors.size()))
+        .put("outages", outages.toJson())
         .put("callbackOutcomes", callbackOutcomes.toJson())
         .put("cancelOutcomes", cancelOutcomes.toJson())
         .put("finalStatus", finalStatus.toJson())
@@ -532,6 +579,10 @@ public final class Drill {
     sb.append("  races:     ").append(shape.getLong("contested", 0L)).append(" contested orders (two or more actions"
         + " within 1 s, or one racing the sweep after expiry)").append(nl);
     sb.append("  sent:      ").append(sent.line()).append(nl);
+    if (tolerateOutages) {
+      sb.append("  outages:   ").append(outages.total() == 0 ? "none" : outages.line())
+          .append(" (no answer or 503, while the service or its database was down)").append(nl);
+    }
     JsonObject sw = r.getJsonObject("sweeps");
     sb.append("  sweeps:    ").append(sw.getBoolean("available") ? sw.getLong("runs") + " runs, "
         + sw.getLong("cancelled") + " orders cancelled by them, " + sw.getLong("errors") + " errors"

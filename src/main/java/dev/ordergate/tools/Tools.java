@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * The jar's operator commands: {@code reconcile}, {@code drill} and {@code replay}. Each prints a
+ * The jar's operator commands: {@code reconcile}, {@code drill}, {@code replay} and {@code chaos}. Each prints a
  * human summary, writes a JSON report with {@code --report FILE}, has {@code --help}, and exits 0
  * when all is well, 1 on a violation or anomaly, 2 on a usage error or when it could not run.
  */
@@ -33,6 +33,7 @@ public final class Tools {
         case "replay" -> new ReplayCommand(out).run(args);
         case "gateway-sim" -> new GatewaySimCommand(out).run(args);
         case "trigger-bench" -> new TriggerBenchCommand(out).run(args);
+        case "chaos" -> new ChaosCommand(out).run(args);
         default -> throw new Args.UsageException("unknown command " + command);
       };
     } catch (Args.UsageException e) {
@@ -46,7 +47,7 @@ public final class Tools {
 
   public static void main(String[] args) {
     if (args.length == 0) {
-      System.err.println("usage: ordergate reconcile|drill|replay [options] (--help for each)");
+      System.err.println("usage: ordergate reconcile|drill|replay|chaos [options] (--help for each)");
       System.exit(FAILED);
     }
     System.exit(run(args[0], Arrays.copyOfRange(args, 1, args.length)));

@@ -223,6 +223,23 @@ class OutboxRelayTest {
   }
 
   @Test
+  void aRelayStoppingWaitsForItsDeliveriesInFlightAndMarksThem() {
+    int orders = 3;
+    endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_PAID") ? FakeEndpoint.HANG : 200;
+    String relay = deployRelay("relay-a", 10, 60_000, 30_000);
+    paidOrders(orders);
+    eventually("the relay has its deliveries in flight", () -> endpoint.held.size() == orders);
+    var stopping = app.vertx.undeploy(relay);
+    relays.remove(relay);
+    assertFalse(stopping.isComplete(), "the stop did not wait for the deliveries in flight");
+    endpoint.held.forEach(req -> req.response().setStatusCode(200).end());
+    stopping.await();
+    // The orders' later events (SMS) wait behind these and stay for the next relay.
+    assertEquals(orders, app.count("SELECT count(*) FROM outbox_events WHERE type = 'ORDER_PAID' AND status = 'DELIVERED'"),
+        "deliveries finished during the stop were not marked");
+  }
+
+  @Test
   void twoRelaysOnOneDatabaseNeverDeliverTheSameEventTwice() {
     int orders = 20;
     double deliveredBefore = delivered();

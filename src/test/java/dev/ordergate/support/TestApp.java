@@ -87,11 +87,17 @@ public final class TestApp implements AutoCloseable {
 
   /** With {@code configPath} set, the service watches that file for live sweep tuning. */
   public static TestApp start(JsonObject config, DbUrl db, String configPath) {
+    return start(config, db, configPath, java.util.function.UnaryOperator.identity());
+  }
+
+  /** With {@code customize} applied to the verticle before it deploys (the fuzz test's broken twin). */
+  public static TestApp start(JsonObject config, DbUrl db, String configPath,
+                              java.util.function.UnaryOperator<OrdergateVerticle> customize) {
     // The production registry and Vert.x meters, so tests see what /metrics shows.
     PrometheusMeterRegistry registry = dev.ordergate.metrics.Metrics.newRegistry();
     Vertx vertx = dev.ordergate.metrics.Metrics.vertx(registry);
-    OrdergateVerticle verticle = new OrdergateVerticle(AppConfig.from(config), db, registry, Clock.systemUTC(),
-        configPath);
+    OrdergateVerticle verticle = customize.apply(new OrdergateVerticle(AppConfig.from(config), db, registry,
+        Clock.systemUTC(), configPath));
     String id = vertx.deployVerticle(verticle).await();
     return new TestApp(vertx, db, verticle, id, registry);
   }
