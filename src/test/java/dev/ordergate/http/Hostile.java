@@ -125,6 +125,12 @@ final class Hostile {
     r.add(route(HttpMethod.POST, "/api/orders/:orderNo/cancel", Map.of("orderNo", "PEND1"),
         new JsonObject().put("userId", "u1").put("reason", "changed my mind"), List.of("userId", "reason"),
         Map.of(), false, false, true));
+    r.add(route(HttpMethod.GET, "/api/orders/:orderNo/payments", Map.of("orderNo", "PEND1"), null, List.of(),
+        Map.of(), false, false, false));
+    // The test's only channel is of the ordergate kind, which opens nothing at a gateway: its valid request
+    // is the route's own refusal (CHANNEL_CANNOT_OPEN), past the guard.
+    r.add(route(HttpMethod.POST, "/api/orders/:orderNo/payments", Map.of("orderNo", "PEND1"),
+        new JsonObject().put("channel", TestApp.CHANNEL), List.of("channel"), Map.of(), false, false, false));
     r.add(route(HttpMethod.GET, "/api/inventory/:sku", Map.of("sku", "A"), null, List.of(), Map.of(),
         false, false, false));
     r.add(route(HttpMethod.GET, "/api/coupons/:code", Map.of("code", "C1"), null, List.of(), Map.of(),
