@@ -141,7 +141,7 @@ public final class GatewayReconciler {
 
     Future<Void> payments(boolean apply) {
       String[] txns = payments.stream().map(BillLine::txnId).distinct().toArray(String[]::new);
-      return pool.preparedQuery(GatewayReconcileSql.RECEIPTS_BY_TXN).execute(Tuple.of(channel, txns)).compose(rows -> {
+      return pool.preparedQuery(GatewayReconcileSql.RECEIPTS_BY_TXN).execute(Tuple.tuple().addValue(channel).addValue(txns)).compose(rows -> {
         Map<String, Row> ours = new HashMap<>();
         rows.forEach(r -> ours.put(r.getString("txn_id"), r));
         Map<String, BillLine> missing = new LinkedHashMap<>();
@@ -235,7 +235,7 @@ public final class GatewayReconciler {
 
     Future<Void> refunds(OffsetDateTime from, OffsetDateTime to) {
       String[] txns = refunds.stream().map(BillLine::txnId).distinct().toArray(String[]::new);
-      return pool.preparedQuery(GatewayReconcileSql.REFUNDS_BY_TXN).execute(Tuple.of(channel, txns)).compose(rows -> {
+      return pool.preparedQuery(GatewayReconcileSql.REFUNDS_BY_TXN).execute(Tuple.tuple().addValue(channel).addValue(txns)).compose(rows -> {
         Map<String, Row> ours = new HashMap<>();
         rows.forEach(r -> ours.put(r.getString("txn_id"), r));
         for (BillLine l : refunds) {

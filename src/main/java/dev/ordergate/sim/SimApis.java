@@ -23,13 +23,18 @@ public final class SimApis {
   private final WechatPayApi wechatpay;
   private final AlipayApi alipay;
   private final StripeApi stripe;
+  private final SimBills bills;
+  private final BillApi billApi;
 
-  private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe) {
+  private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe,
+                  SimBills bills, String wechatAppId) {
     this.trades = trades;
     this.faults = faults;
     this.wechatpay = wechatpay;
     this.alipay = alipay;
     this.stripe = stripe;
+    this.bills = bills;
+    this.billApi = new BillApi(bills, wechatpay, wechatAppId, alipay, stripe);
   }
 
   public static SimApis load(Vertx vertx, String path, SimConfig sim, Clock clock) throws IOException {
@@ -49,7 +54,7 @@ public final class SimApis {
         : new AlipayApi(vertx, trades, faults, (AlipayGateway) sim.target("alipay").gateway(), a.getString("appId"),
             Pem.publicKey(dir.resolve(a.getString("appPublicKeyPem")).toString(), "alipay.appPublicKeyPem"));
     StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"));
-    return new SimApis(trades, faults, wechatpay, alipay, stripe);
+    return new SimApis(trades, faults, wechatpay, alipay, stripe, new SimBills(trades, clock), w.getString("appId"));
   }
 
   public TradeBook trades() {
@@ -60,8 +65,14 @@ public final class SimApis {
     return faults;
   }
 
+  /** The bills' state and injections (issue 10, reconciliation). */
+  public SimBills bills() {
+    return bills;
+  }
+
   /** Mounts {@code /wechatpay/v3/...}, {@code /alipay/gateway.do} and {@code /stripe/v1/...}. */
   public void mount(Router router) {
+    billApi.mount(router);
     if (wechatpay != null) {
       wechatpay.mount(router);
     }

@@ -22,7 +22,7 @@ import java.util.Map;
 final class WechatPayApi extends SimApi {
 
   private final WechatPayGateway gateway;
-  private final String mchId;
+  final String mchId;
   private final String merchantSerial;
   private final PublicKey merchantKey;
 
@@ -46,7 +46,7 @@ final class WechatPayApi extends SimApi {
     r.post("/wechatpay/v3/pay/transactions/out-trade-no/:no/close").handler(ctx -> guarded(ctx, "close", () -> close(ctx)));
   }
 
-  private boolean authorized(RoutingContext ctx) {
+  boolean authorized(RoutingContext ctx) {
     String auth = ctx.request().getHeader("Authorization");
     byte[] body = ctx.body() == null || ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
     Map<String, String> parts = new HashMap<>();
@@ -131,7 +131,7 @@ final class WechatPayApi extends SimApi {
     answer(ctx, 204, null);
   }
 
-  private void answer(RoutingContext ctx, int status, JsonObject body) {
+  void answer(RoutingContext ctx, int status, JsonObject body) {
     byte[] bytes = body == null ? new byte[0] : body.encode().getBytes(StandardCharsets.UTF_8);
     Delivery signed = gateway.signed(bytes, System.currentTimeMillis() / 1000);
     var resp = ctx.response().setStatusCode(status);

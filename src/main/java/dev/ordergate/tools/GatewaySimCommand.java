@@ -277,6 +277,15 @@ public final class GatewaySimCommand {
       apis.faults().set(ctx.pathParam("kind"), ctx.body().asJsonObject());
       json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("fault", ctx.body().asJsonObject()));
     });
+    // Bills (issue 10): a trade billed with another amount, left off, or refunded at the gateway.
+    router.post("/sim/bills/:kind/:ref").handler(ctx -> {
+      JsonObject injected = apis.bills().inject(ctx.pathParam("kind"), ctx.pathParam("ref"), ctx.body().asJsonObject());
+      json(ctx, injected == null ? 404 : 200, injected == null ? new JsonObject().put("error", "NOT_FOUND") : injected);
+    });
+    router.delete("/sim/bills").handler(ctx -> {
+      apis.bills().clear();
+      json(ctx, 200, new JsonObject().put("cleared", true));
+    });
     router.get("/sim/stats/:kind").handler(ctx -> json(ctx, 200, apis.faults().stats(ctx.pathParam("kind"))));
     router.delete("/sim/faults").handler(ctx -> {
       apis.faults().clear();

@@ -99,7 +99,8 @@ public final class WechatPayBill implements GatewayBill {
         .putHeader("Authorization", signer.authorization("GET", signedPath, ts, nonce, new byte[0])).send();
   }
 
-  static String sha1(byte[] bytes) {
+  /** Lower-case hex SHA-1, as {@code hash_value} carries it. */
+  public static String sha1(byte[] bytes) {
     try {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(bytes));
     } catch (NoSuchAlgorithmException e) {
