@@ -256,7 +256,7 @@ class GatewayReconcileTest {
     assertEquals(401, app.call(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + channel(g) + "&date=" + today(g),
         null, false).statusCode());
     for (String q : new String[] {"", "?date=2026-12-01", "?channel=" + channel(g), "?channel=" + channel(g) + "&date=2026-13-01",
-        "?channel=" + channel(g) + "&date=yesterday", "?channel=nope&date=2026-12-01", "?channel=sandbox&date=2026-12-01"}) {
+        "?channel=" + channel(g) + "&date=yesterday", "?channel=nope&date=2026-12-01", "?channel=" + TestApp.CHANNEL + "&date=2026-12-01"}) {
       HttpResponse<Buffer> bad = app.call(HttpMethod.GET, "/admin/reconcile/gateway" + q, null, true);
       assertEquals(400, bad.statusCode(), q + ": " + bad.bodyAsString());
       assertTrue(bad.bodyAsJsonObject().getString("error") != null, bad.bodyAsString());
@@ -270,5 +270,45 @@ class GatewayReconcileTest {
       assertEquals("GATEWAY_UNAVAILABLE", down.bodyAsJsonObject().getString("error"));
       assertEquals("1", down.getHeader("Retry-After"));
     }
+  }
+
+  @Test
+  void theCommandExitsOneOnFindingsAppliesWithApplyAndTwoWhenTheGatewayIsDown(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+      throws Exception {
+    java.nio.file.Path conf = dir.resolve("config.json");
+    java.nio.file.Files.writeString(conf, sim.serviceConfig(new JsonObject()).encodePrettily());
+    java.nio.file.Path out = dir.resolve("report.json");
+    for (Object[] g : GATEWAYS) {
+      fresh();
+      String[] t = opened(g, 4200);
+      paid(g, t, false);
+      String[] base = {"--gateway", channel(g), "--date", today(g).toString(), "--db-url", app.db.uri(),
+          "--config", conf.toString(), "--report", out.toString()};
+      assertEquals(1, dev.ordergate.tools.Tools.run("reconcile", base), channel(g));
+      assertEquals("PENDING_PAYMENT", status(t[0]));
+      JsonObject report = new JsonObject(java.nio.file.Files.readString(out));
+      assertEquals(1, report.getInteger("findings"), report.encode());
+      assertEquals(1, dev.ordergate.tools.Tools.run("reconcile", concat(base, "--apply")), "found and applied");
+      assertEquals("PAID", status(t[0]));
+      assertEquals(0, dev.ordergate.tools.Tools.run("reconcile", concat(base, "--apply")), "the next run is clean");
+      String[] viaService = {"--gateway", channel(g), "--date", today(g).toString(),
+          "--url", "http://127.0.0.1:" + app.verticle.port(), "--admin-token", TestApp.ADMIN_TOKEN};
+      assertEquals(0, dev.ordergate.tools.Tools.run("reconcile", viaService));
+      sim.fault(kind(g), new JsonObject().put("status", 500).put("ops", new io.vertx.core.json.JsonArray().add("bill")));
+      assertEquals(2, dev.ordergate.tools.Tools.run("reconcile", base), "the gateway answers 5xx: could not run");
+      assertEquals(2, dev.ordergate.tools.Tools.run("reconcile", viaService), "the same through the service (503)");
+      sim.clearFaults();
+    }
+    assertEquals(2, dev.ordergate.tools.Tools.run("reconcile", new String[] {"--gateway", Sandbox.WECHATPAY, "--date", "12/01/2026"}));
+    assertEquals(2, dev.ordergate.tools.Tools.run("reconcile", new String[] {"--gateway", "nope", "--date", "2026-12-01",
+        "--db-url", app.db.uri(), "--config", conf.toString()}));
+    assertEquals(2, dev.ordergate.tools.Tools.run("reconcile", new String[] {"--gateway", Sandbox.WECHATPAY, "--date",
+        "2026-12-01", "--url", "http://127.0.0.1:1", "--apply"}));
+  }
+
+  private static String[] concat(String[] a, String... b) {
+    String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
   }
 }
