@@ -41,10 +41,13 @@ class GatewayReconcileTest {
 
   private static GatewaySim sim;
   private static TestApp app;
+  private static io.vertx.openapi.validation.ResponseValidator contract;
 
   @BeforeAll
-  static void start() {
+  static void start() throws Exception {
     sim = new GatewaySim();
+    contract = io.vertx.openapi.validation.ResponseValidator.create(sim.vertx, io.vertx.openapi.contract.OpenAPIContract.from(
+        sim.vertx, new JsonObject(java.nio.file.Files.readString(java.nio.file.Path.of("src/main/resources/openapi.json")))).await());
     app = TestApp.start(sim.serviceConfig(new JsonObject().put("gatewayTimeoutMs", 2000)));
   }
 
@@ -93,6 +96,15 @@ class GatewayReconcileTest {
       assertEquals("PAID", status(trade[0]));
     }
     return t.getString("txnId");
+  }
+
+  /** The answer as openapi.json documents operation reconcileGateway. */
+  private static HttpResponse<Buffer> conforms(HttpResponse<Buffer> resp) {
+    java.util.Map<String, String> headers = new java.util.HashMap<>();
+    resp.headers().forEach(h -> headers.put(h.getKey(), h.getValue()));
+    contract.validate(io.vertx.openapi.validation.ValidatableResponse.create(resp.statusCode(), headers, resp.body(),
+        resp.getHeader("Content-Type")), "reconcileGateway").await();
+    return resp;
   }
 
   private static String status(String orderNo) {
@@ -246,8 +258,8 @@ class GatewayReconcileTest {
     Object[] g = GATEWAYS[0];
     String[] t = opened(g, 1500);
     paid(g, t, false);
-    HttpResponse<Buffer> ok = app.call(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + channel(g) + "&date=" + today(g),
-        null, true);
+    HttpResponse<Buffer> ok = conforms(app.call(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + channel(g) + "&date="
+        + today(g), null, true));
     assertEquals(200, ok.statusCode(), ok.bodyAsString());
     JsonObject body = ok.bodyAsJsonObject();
     assertEquals(false, body.getBoolean("ok"));
@@ -257,15 +269,15 @@ class GatewayReconcileTest {
         null, false).statusCode());
     for (String q : new String[] {"", "?date=2026-12-01", "?channel=" + channel(g), "?channel=" + channel(g) + "&date=2026-13-01",
         "?channel=" + channel(g) + "&date=yesterday", "?channel=nope&date=2026-12-01", "?channel=" + TestApp.CHANNEL + "&date=2026-12-01"}) {
-      HttpResponse<Buffer> bad = app.call(HttpMethod.GET, "/admin/reconcile/gateway" + q, null, true);
+      HttpResponse<Buffer> bad = conforms(app.call(HttpMethod.GET, "/admin/reconcile/gateway" + q, null, true));
       assertEquals(400, bad.statusCode(), q + ": " + bad.bodyAsString());
       assertTrue(bad.bodyAsJsonObject().getString("error") != null, bad.bodyAsString());
     }
     // the gateway down: 503 with a clear error, never 500
     for (Object[] each : GATEWAYS) {
       sim.fault(kind(each), new JsonObject().put("status", 503).put("ops", new io.vertx.core.json.JsonArray().add("bill")));
-      HttpResponse<Buffer> down = app.call(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + channel(each) + "&date="
-          + today(each), null, true);
+      HttpResponse<Buffer> down = conforms(app.call(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + channel(each)
+          + "&date=" + today(each), null, true));
       assertEquals(503, down.statusCode(), down.bodyAsString());
       assertEquals("GATEWAY_UNAVAILABLE", down.bodyAsJsonObject().getString("error"));
       assertEquals("1", down.getHeader("Retry-After"));
