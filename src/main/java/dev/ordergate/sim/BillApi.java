@@ -59,7 +59,10 @@ final class BillApi {
     }
     if (alipay != null) {
       r.post("/alipay/gateway.do").handler(ctx -> {
+        // The gateway takes its parameters from the body and the query string alike (alipay-sdk-java sends the
+        // common ones in the URL).
         Map<String, String> params = AlipayApi.form(ctx.body().asString(StandardCharsets.UTF_8.name()));
+        ctx.queryParams().forEach(e -> params.putIfAbsent(e.getKey(), e.getValue()));
         if (!ALIPAY_METHOD.equals(params.get("method"))) {
           ctx.next();
           return;
@@ -181,9 +184,12 @@ final class BillApi {
     Instant to = Instant.ofEpochSecond(lt);
     List<JsonObject> objects = new ArrayList<>();
     if (intents) {
-      for (SimBills.Paid p : bills.payments("stripe", from, to)) {
-        objects.add(StripeApi.intent(p.trade()).put("created", p.at().getEpochSecond()).put("amount_received", p.amountCents())
-            .put("latest_charge", "ch_" + p.trade().ref.substring(3)));
+      for (SimBills.Paid p : bills.intents(from, to)) {
+        JsonObject pi = StripeApi.intent(p.trade()).put("created", p.at().getEpochSecond());
+        if (p.trade().state == TradeBook.State.PAID) {
+          pi.put("amount_received", p.amountCents()).put("latest_charge", "ch_" + p.trade().ref.substring(3));
+        }
+        objects.add(pi);
       }
     } else {
       for (SimBills.Refund r : bills.refunds("stripe", from, to)) {

@@ -107,6 +107,19 @@ public final class SimBills {
     return out;
   }
 
+  /** Stripe's list: every PaymentIntent created in [from, to), whatever its status (the paid ones as billed). */
+  synchronized List<Paid> intents(Instant from, Instant to) {
+    List<Paid> out = new ArrayList<>();
+    for (TradeBook.Trade t : trades.list("stripe")) {
+      if (t.createdAt == null || t.createdAt.isBefore(from) || !t.createdAt.isBefore(to) || forgotten.contains(t)
+          || omitted.containsKey("stripe/" + t.ref)) {
+        continue;
+      }
+      out.add(new Paid(t, amounts.getOrDefault("stripe/" + t.ref, t.amountCents), t.createdAt));
+    }
+    return out;
+  }
+
   synchronized List<Refund> refunds(String kind, Instant from, Instant to) {
     return refunds.stream().filter(r -> r.kind().equals(kind) && !r.at().isBefore(from) && r.at().isBefore(to))
         .sorted(Comparator.comparing(Refund::at)).toList();

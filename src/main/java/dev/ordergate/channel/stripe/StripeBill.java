@@ -37,8 +37,15 @@ public final class StripeBill implements GatewayBill {
   private final ChannelConfig config;
   private final StripeSettings settings;
   private final Outbound outbound;
+  private final int pageSize;
 
   public StripeBill(ChannelConfig config, Outbound outbound) {
+    this(config, outbound, PAGE);
+  }
+
+  /** {@code pageSize}: Stripe's {@code limit}, 1..100 (tests page with small ones). */
+  public StripeBill(ChannelConfig config, Outbound outbound, int pageSize) {
+    this.pageSize = pageSize;
     this.config = config;
     this.settings = (StripeSettings) config.settings();
     this.outbound = outbound;
@@ -79,10 +86,10 @@ public final class StripeBill implements GatewayBill {
                             List<BillLine> out) {
     if (page == MAX_PAGES) {
       return Future.failedFuture(GatewayFailure.unreachable(config.name(), "BILL_TOO_LARGE",
-          path + " has more than " + MAX_PAGES * PAGE + " objects that day"));
+          path + " has more than " + MAX_PAGES * pageSize + " objects that day"));
     }
     String url = settings.baseUrl() + path + "?" + enc("created[gte]") + "=" + from + "&" + enc("created[lt]") + "=" + to
-        + "&limit=" + PAGE + (after == null ? "" : "&starting_after=" + enc(after));
+        + "&limit=" + pageSize + (after == null ? "" : "&starting_after=" + enc(after));
     return outbound.request(HttpMethod.GET, url).bearerTokenAuthentication(settings.secretKey()).send().compose(resp -> {
       Outbound.rejectServerError(config.name(), resp);
       JsonObject body;
