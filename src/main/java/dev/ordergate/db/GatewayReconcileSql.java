@@ -21,11 +21,11 @@ public final class GatewayReconcileSql {
       WHERE channel = $1 AND gateway_status = 'SUCCESS' AND received_at >= $2 AND received_at < $3
       ORDER BY id""";
 
-  /** Our refunds (exception orders being or having been refunded) of the transactions {@code $2}. */
+  /** Our refunds (exception orders being or having been refunded; REFUND_PROCESSING: V12, issue 10) of the transactions {@code $2}. */
   public static final String REFUNDS_BY_TXN = """
       SELECT txn_id, order_no, amount_cents, status
       FROM exception_orders
-      WHERE channel = $1 AND txn_id = ANY($2::text[]) AND status IN ('REFUND_PENDING', 'REFUNDED')""";
+      WHERE channel = $1 AND txn_id = ANY($2::text[]) AND status IN ('REFUND_PENDING', 'REFUND_PROCESSING', 'REFUNDED')""";
 
   /** Exception orders of channel {@code $1} whose refund was confirmed in the gateway's day. */
   public static final String REFUNDED_OF_DAY = """

@@ -1,12 +1,10 @@
 package dev.ordergate.http;
 
-import dev.ordergate.channel.GatewayFailure;
 import dev.ordergate.domain.Rejection;
 import dev.ordergate.reconcile.GatewayReconciler;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.ReconcileReport;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 
@@ -83,18 +81,6 @@ public final class ReconcileRoutes {
     }
     gateway.run(channel, day, false)
         .onSuccess(report -> Json.send(ctx, 200, report.toJson()))
-        .onFailure(err -> {
-          if (err instanceof GatewayFailure g) {
-            if (!g.answered()) {
-              ctx.response().putHeader("Retry-After", "1");
-            }
-            Json.send(ctx, g.answered() ? 502 : 503, new JsonObject()
-                .put("error", g.answered() ? "GATEWAY_ERROR" : "GATEWAY_UNAVAILABLE")
-                .put("message", "the gateway of channel " + g.channel() + " did not give its bill: " + g.getMessage())
-                .put("channel", g.channel()).put("gatewayCode", g.code()));
-          } else {
-            ctx.fail(err);
-          }
-        });
+        .onFailure(err -> GatewayErrors.answer(ctx, err, "give its bill"));
   }
 }
