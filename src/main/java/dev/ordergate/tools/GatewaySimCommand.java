@@ -53,6 +53,10 @@ public final class GatewaySimCommand {
         POST /sim/trades/alipay/REF/scan, GET /sim/trades/KIND/REF, POST /sim/faults/KIND {"latencyMs","status",
         "count","hang","ops":["open","query","close"]}, DELETE /sim/faults (also resets GET /sim/stats/KIND:
         calls and the most in flight at once). --service URL: Stripe's webhook target.
+        Bills (issue 10) from the paid trades: WeChat /wechatpay/v3/bill/tradebill, Alipay
+        alipay.data.dataservice.bill.downloadurl.query, Stripe GET /stripe/v1/payment_intents and /v1/refunds;
+        POST /sim/bills/KIND/REF {"amountCents":N} | {"omit":true} | {"refund":{"amountCents"}} injects a
+        mismatch; DELETE /sim/bills drops them and leaves the trades made so far off later bills.
       exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
       """;
 
