@@ -9,7 +9,8 @@ import java.util.Set;
  * webhook; a type without one goes to the log sink. Refund requests go to their channel's
  * {@code refundUrl} instead. Delivered events older than {@code retentionHours} (fractions allowed; 0
  * keeps them forever) are deleted every {@code pruneIntervalMs}, in batches; refund requests are kept
- * (reconcile proves each REFUNDED exception by its delivered request).
+ * (reconcile proves each REFUNDED exception by its delivered request). {@code concurrency}: how many
+ * log-sink statements one relay runs at once while it has a backlog (each takes a pool connection).
  */
 public record OutboxConfig(
     boolean enabled,
@@ -22,12 +23,13 @@ public record OutboxConfig(
     long httpTimeoutMs,
     Map<String, String> sinkUrls,
     double retentionHours,
-    long pruneIntervalMs) {
+    long pruneIntervalMs,
+    int concurrency) {
 
   /** The relay's settings with the default retention (72 h, pruned every minute). */
   public OutboxConfig(boolean enabled, long pollMs, int batchSize, int maxAttempts, long baseDelayMs, long maxDelayMs,
                       long leaseMs, long httpTimeoutMs, Map<String, String> sinkUrls) {
-    this(enabled, pollMs, batchSize, maxAttempts, baseDelayMs, maxDelayMs, leaseMs, httpTimeoutMs, sinkUrls, 72, 60_000);
+    this(enabled, pollMs, batchSize, maxAttempts, baseDelayMs, maxDelayMs, leaseMs, httpTimeoutMs, sinkUrls, 72, 60_000, 2);
   }
 
   /** Event types a sink may be configured for (REFUND_REQUESTED goes to the channel's refundUrl). */
@@ -70,6 +72,7 @@ public record OutboxConfig(
         httpTimeoutMs,
         Map.copyOf(sinks),
         r.number("outbox.retentionHours", 72, 0, 24 * 3650),
-        r.integer("outbox.pruneIntervalMs", 60_000, 100, 86_400_000));
+        r.integer("outbox.pruneIntervalMs", 60_000, 100, 86_400_000),
+        r.intValue("outbox.concurrency", 2, 1, 16));
   }
 }

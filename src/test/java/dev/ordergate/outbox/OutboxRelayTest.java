@@ -261,6 +261,64 @@ class OutboxRelayTest {
   }
 
   /**
+   * Issue 13: while batches come back full, one relay runs {@code outbox.concurrency} log-sink statements
+   * at once, and two relays run theirs side by side. Each order's events are still logged in seq order,
+   * each once: a lane never takes an event behind a head another lane holds. Orders of 20 events with
+   * batches of 3 orders (8 events per order at most) make every order span several statements.
+   */
+  @Test
+  void logSinkLanesLogEachOrdersEventsOnceAndInOrder() {
+    int orders = 40;
+    int perOrder = 20;
+    app.rows("""
+        INSERT INTO outbox_events (type, order_no, payload)
+        SELECT (ARRAY['ORDER_PAID', 'NOTIFY_SMS'])[1 + k % 2], 'L' || o, jsonb_build_object('k', k)
+        FROM generate_series(1, $2::int) k CROSS JOIN generate_series(1, $1::int) o
+        ORDER BY k, o""", orders, perOrder);
+    List<Object[]> lines = java.util.Collections.synchronizedList(new ArrayList<>());
+    ch.qos.logback.classic.Logger sink = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+        .getLogger("dev.ordergate.outbox.LogSink");
+    ch.qos.logback.classic.Level level = sink.getLevel();
+    ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> capture = new ch.qos.logback.core.AppenderBase<>() {
+      @Override
+      protected void append(ch.qos.logback.classic.spi.ILoggingEvent e) {
+        lines.add(e.getArgumentArray());
+      }
+    };
+    capture.start();
+    sink.addAppender(capture);
+    sink.setLevel(ch.qos.logback.classic.Level.DEBUG);
+    try {
+      for (String name : List.of("lanes-a", "lanes-b")) {
+        OutboxConfig config = new OutboxConfig(true, 100, 3, 5, 20, 1_000, 60_000, 5_000, Map.of(), 72, 60_000, 4);
+        relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+            app.verticle.outboxMetrics(), app.verticle.outboxSignal(), name)).await());
+      }
+      eventually("every event is delivered", () -> undelivered() == 0);
+    } finally {
+      sink.detachAppender(capture);
+      sink.setLevel(level);
+    }
+    Map<String, Long> seqOf = new HashMap<>();
+    app.rows("SELECT id::text, seq FROM outbox_events").forEach(r -> seqOf.put(r.getString(0), r.getLong(1)));
+    Map<String, List<Long>> logged = new HashMap<>();
+    synchronized (lines) {
+      for (Object[] args : lines) {
+        logged.computeIfAbsent(String.valueOf(args[2]), k -> new ArrayList<>()).add(seqOf.get(String.valueOf(args[1])));
+      }
+    }
+    assertEquals(orders, logged.size());
+    for (Map.Entry<String, List<Long>> e : logged.entrySet()) {
+      List<Long> seqs = e.getValue();
+      assertEquals(perOrder, seqs.size(), e.getKey() + ": each event logged once");
+      assertEquals(seqs.stream().sorted().toList(), seqs, e.getKey() + ": logged in seq order");
+    }
+    Set<String> by = new HashSet<>();
+    app.rows("SELECT DISTINCT claimed_by FROM outbox_events").forEach(r -> by.add(r.getString(0)));
+    assertEquals(Set.of("lanes-a", "lanes-b"), by, "both relays delivered");
+  }
+
+  /**
    * The log sink delivers in one statement; it still waits behind an earlier event of the same order that
    * goes to a webhook (and fails there first), and every log event is marked delivered once.
    */
@@ -293,7 +351,7 @@ class OutboxRelayTest {
   void deliveredEventsPastTheRetentionAreDeletedAndNothingElse() {
     endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_CANCELLED") ? 503 : 200;
     OutboxConfig config = new OutboxConfig(true, 100, 10, 100, 60_000, 60_000, 60_000, 5_000,
-        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200);
+        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200, 2);
     relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
         app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "pruner")).await());
     paidOrders(30);
