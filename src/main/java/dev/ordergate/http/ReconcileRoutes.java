@@ -70,6 +70,10 @@ public final class ReconcileRoutes {
   private void gateway(RoutingContext ctx) {
     String channel = Json.query(ctx, "channel");
     String date = Json.query(ctx, "date");
+    if (Json.query(ctx, "apply") != null) {
+      throw Rejection.badRequest("this route only reports; missing payments are applied by scripts/reconcile --gateway "
+          + "CHANNEL --date YYYY-MM-DD --apply");
+    }
     if (channel == null || channel.isBlank()) {
       throw Rejection.badRequest("channel is required (one of " + gateway.channels() + ")");
     }

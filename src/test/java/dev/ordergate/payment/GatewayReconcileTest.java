@@ -267,8 +267,10 @@ class GatewayReconcileTest {
     assertEquals("PENDING_PAYMENT", status(t[0]), "the route reports, it never applies");
     assertEquals(401, app.call(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + channel(g) + "&date=" + today(g),
         null, false).statusCode());
-    for (String q : new String[] {"", "?date=2026-12-01", "?channel=" + channel(g), "?channel=" + channel(g) + "&date=2026-13-01",
-        "?channel=" + channel(g) + "&date=yesterday", "?channel=nope&date=2026-12-01", "?channel=" + TestApp.CHANNEL + "&date=2026-12-01"}) {
+    String c = "?channel=" + channel(g);
+    for (String q : new String[] {"", "?date=2026-12-01", c, c + "&date=2026-13-01", c + "&date=yesterday",
+        c + "&date=" + today(g) + "&apply=true", "?channel=nope&date=2026-12-01",
+        "?channel=" + TestApp.CHANNEL + "&date=2026-12-01"}) {
       HttpResponse<Buffer> bad = conforms(app.call(HttpMethod.GET, "/admin/reconcile/gateway" + q, null, true));
       assertEquals(400, bad.statusCode(), q + ": " + bad.bodyAsString());
       assertTrue(bad.bodyAsJsonObject().getString("error") != null, bad.bodyAsString());
