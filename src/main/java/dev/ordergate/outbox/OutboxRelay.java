@@ -80,6 +80,7 @@ public final class OutboxRelay extends VerticleBase {
   private final String[] logTypes;
 
   private HttpClientAgent client;
+  private SinkBatches batches;
   private long timerId = -1;
   private long pruneTimer = -1;
   private long timerDueAt;
@@ -123,6 +124,7 @@ public final class OutboxRelay extends VerticleBase {
   public Future<?> start() {
     client = vertx.createHttpClient(new HttpClientOptions()
         .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, config.httpTimeoutMs())));
+    batches = new SinkBatches(context, this::post);
     signal.listen(listener);
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
@@ -402,6 +404,10 @@ public final class OutboxRelay extends VerticleBase {
     long deadline = deadlineMs(claimedAt);
     if (deadline < MIN_DELIVERY_MS) {
       return Future.failedFuture(new IllegalStateException("not delivered: the claim's lease is nearly over"));
+    }
+    int batchMax = event.type() == OutboxEventType.REFUND_REQUESTED ? 1 : config.batchMax(event.type().name());
+    if (batchMax > 1) {
+      return batches.deliver(url, batchMax, event, deadline);
     }
     return post(url, event.id().toString(), body, deadline);
   }
