@@ -3,6 +3,7 @@ package dev.ordergate.payment;
 import dev.ordergate.sim.TradeBook;
 import dev.ordergate.support.Sandbox;
 import dev.ordergate.support.TestApp;
+import dev.ordergate.sweep.SweepFixtures;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
@@ -121,18 +123,7 @@ class GatewayRefundTest {
   }
 
   private static void eventually(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting until " + what);
-      }
-      try {
-        Thread.sleep(25);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    assertTrue(SweepFixtures.eventually(Duration.ofSeconds(30), condition), "timed out waiting until " + what);
   }
 
   /** Stops the service without dropping its database and starts a new one on it (a restart). */
