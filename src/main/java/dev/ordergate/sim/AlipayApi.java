@@ -25,7 +25,8 @@ import java.util.Map;
  * unless its {@code time_expire} has passed; a close of a paid trade is {@code ACQ.TRADE_STATUS_ERROR}.
  * {@code alipay.trade.refund}: only of a paid trade ({@code ACQ.TRADE_NOT_EXIST}, {@code ACQ.TRADE_STATUS_ERROR},
  * {@code ACQ.REFUND_AMT_NOT_EQUAL_TOTAL} otherwise), one per out_request_no: a repeat answers 10000 with
- * {@code fund_change=N} and refunds nothing; {@code alipay.trade.fastpay.refund.query} reads it back.
+ * {@code fund_change=N} and refunds nothing; {@code alipay.trade.fastpay.refund.query} reads it back. A refund
+ * made is notified (trade_status_sync with out_biz_no, refund_fee, gmt_refund; TRADE_CLOSED when in full).
  */
 final class AlipayApi extends SimApi {
 
@@ -180,6 +181,21 @@ final class AlipayApi extends SimApi {
     answer(ctx, key, ok().put("trade_no", r.txnId).put("out_trade_no", r.tradeRef)
         .put("buyer_logon_id", "sim***@example.com").put("fund_change", moved ? "Y" : "N")
         .put("refund_fee", Yuan.of(refunded)).put("gmt_refund_pay", TIME.format(r.createdAt.atOffset(ZoneOffset.ofHours(8)))));
+    if (moved) {
+      settled(r);
+    }
+  }
+
+  /** A refund made: the trade_status_sync notify with out_biz_no and refund_fee, to the trade's notify_url. */
+  @Override
+  void settled(TradeBook.Refund r) {
+    if (r.state != TradeBook.RefundState.SUCCEEDED) {
+      return;
+    }
+    TradeBook.Trade t = trades.get(kind(), r.tradeRef);
+    long refunded = trades.refunds(kind()).stream().filter(x -> x.tradeRef.equals(r.tradeRef)
+        && x.state == TradeBook.RefundState.SUCCEEDED).mapToLong(x -> x.amountCents).sum();
+    notifier.send(kind(), t.notifyUrl, gateway.refundNotification(r, t.amountCents, refunded));
   }
 
   private static JsonObject ok() {

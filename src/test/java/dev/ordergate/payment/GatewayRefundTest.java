@@ -44,7 +44,7 @@ class GatewayRefundTest {
   static void start() {
     sim = new GatewaySim();
     config = sim.serviceConfig(new JsonObject().put("autoRefundMaxCents", THRESHOLD).put("gatewayTimeoutMs", 700)
-        .put("refundQuerySeconds", 1));
+        .put("refundQuerySeconds", 2));
     config.put("outbox", new JsonObject().put("pollMs", 100).put("baseDelayMs", 20).put("maxDelayMs", 200)
         .put("maxAttempts", 10).put("leaseMs", 3_000).put("httpTimeoutMs", 1_000));
     app = TestApp.start(config);
@@ -173,7 +173,7 @@ class GatewayRefundTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"wechatpay-v3", "stripe"})
+  @ValueSource(strings = {"wechatpay-v3", "alipay", "stripe"})
   void aPendingRefundIsConfirmedByTheGatewaysRefundNotificationWhichNeverTouchesTheOrder(String kind) {
     String no = "RN" + kind.charAt(0) + UUID.randomUUID().toString().substring(0, 6);
     sim.apis.trades().refundOutcome(kind, TradeBook.RefundState.PENDING);
@@ -191,7 +191,11 @@ class GatewayRefundTest {
     assertNotNull(sim.apis.settle(kind, refundId, TradeBook.RefundState.SUCCEEDED, true));
     eventually("the refund notification confirmed it", () -> "REFUNDED".equals(status(no)));
     assertEquals(List.of("OPENED", "REFUND_REQUESTED", "REFUND_ACCEPTED", "REFUND_CONFIRMED"), history(no));
-    String expectedEvent = kind.equals("stripe") ? "refund.updated" : "REFUND.SUCCESS";
+    String expectedEvent = switch (kind) {
+      case "stripe" -> "refund.updated";
+      case "alipay" -> "TRADE_CLOSED";
+      default -> "REFUND.SUCCESS";
+    };
     eventually("the notification is recorded as proof", () -> app.count(
         "SELECT count(*) FROM channel_notifications WHERE channel = $1 AND event_type = $2 AND payload LIKE '%' || $3 || '%'",
         channel(kind), expectedEvent, refundId) == 1);
