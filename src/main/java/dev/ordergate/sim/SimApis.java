@@ -23,13 +23,21 @@ public final class SimApis {
   private final WechatPayApi wechatpay;
   private final AlipayApi alipay;
   private final StripeApi stripe;
+  private final RefundNotifier notifier;
 
-  private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe) {
+  private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe,
+                  RefundNotifier notifier) {
     this.trades = trades;
     this.faults = faults;
     this.wechatpay = wechatpay;
     this.alipay = alipay;
     this.stripe = stripe;
+    this.notifier = notifier;
+    for (SimApi api : new SimApi[] {wechatpay, alipay, stripe}) {
+      if (api != null) {
+        api.notifier = notifier;
+      }
+    }
   }
 
   public static SimApis load(Vertx vertx, String path, SimConfig sim, Clock clock) throws IOException {
@@ -48,8 +56,9 @@ public final class SimApis {
     AlipayApi alipay = a.getString("appPublicKeyPem") == null ? null
         : new AlipayApi(vertx, trades, faults, (AlipayGateway) sim.target("alipay").gateway(), a.getString("appId"),
             Pem.publicKey(dir.resolve(a.getString("appPublicKeyPem")).toString(), "alipay.appPublicKeyPem"));
-    StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"));
-    return new SimApis(trades, faults, wechatpay, alipay, stripe);
+    StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"),
+        (StripeGateway) sim.target("stripe").gateway());
+    return new SimApis(trades, faults, wechatpay, alipay, stripe, new RefundNotifier(sim));
   }
 
   public TradeBook trades() {
@@ -58,6 +67,31 @@ public final class SimApis {
 
   public Faults faults() {
     return faults;
+  }
+
+  /** Where refund notifications go (WeChat Pay REFUND.*, Stripe refund.updated / charge.refunded). */
+  public RefundNotifier notifier() {
+    return notifier;
+  }
+
+  /**
+   * Settles a pending refund ({@code SUCCEEDED} or {@code FAILED}) and, with {@code notify}, sends the
+   * gateway's notification of it. Null: no such refund; a refund settled before is answered unchanged.
+   */
+  public TradeBook.Refund settle(String kind, String refundId, TradeBook.RefundState to, boolean notify) {
+    TradeBook.Refund before = trades.refundOf(kind, refundId);
+    boolean wasPending = before != null && before.state == TradeBook.RefundState.PENDING;
+    TradeBook.Refund r = trades.settle(kind, refundId, to);
+    SimApi api = switch (kind) {
+      case "wechatpay-v3" -> wechatpay;
+      case "alipay" -> alipay;
+      case "stripe" -> stripe;
+      default -> null;
+    };
+    if (r != null && wasPending && notify && api != null) {
+      api.settled(r);
+    }
+    return r;
   }
 
   /** Mounts {@code /wechatpay/v3/...}, {@code /alipay/gateway.do} and {@code /stripe/v1/...}. */
