@@ -54,6 +54,7 @@ import dev.ordergate.orders.OrderService;
 import dev.ordergate.outbox.OutboxEventType;
 import dev.ordergate.outbox.OutboxMetrics;
 import dev.ordergate.outbox.OutboxRelay;
+import dev.ordergate.refund.GatewayRefunds;
 import dev.ordergate.outbox.OutboxService;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
@@ -110,6 +111,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private long expiryTimer = -1;
   private ReconcileMonitor reconcileMonitor;
   private GatewayReconciler gatewayReconciler;
+  private GatewayRefunds gatewayRefunds;
   private DatabaseProbe databaseProbe;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
@@ -185,6 +187,7 @@ public final class OrdergateVerticle extends VerticleBase {
         .onSuccess(s -> {
           server = s;
           reconcileMonitor.start();
+          gatewayRefunds.start();
           databaseProbe = new DatabaseProbe(vertx, pool, registry, DatabaseProbe.PERIOD_MS);
           databaseProbe.start();
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
@@ -226,6 +229,11 @@ public final class OrdergateVerticle extends VerticleBase {
     gatewayReconciler = GatewayReconciler.create(pool, config.channels(), outbound, clock, paymentGate);
     CloseBeforeCancel closeBeforeCancel = new CloseBeforeCancel(pool, gatewayClients, paymentGate,
         config.gatewayOps(), registry);
+    // Refunds through the gateways (issue 10): the outbox's REFUND_REQUESTED route and the refund notifications.
+    gatewayRefunds = new GatewayRefunds(vertx, pool, config.channels(), gatewayClients,
+        config.gatewayOps().refundQuerySeconds());
+    GatewayRefunds refunds = gatewayRefunds;
+    NotificationLog notificationLog = new NotificationLog(pool);
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics, GateHook.NONE, closeBeforeCancel);
     coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
         config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
@@ -271,7 +279,8 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/api/*").subRouter(new PaymentRoutes(new PaymentAttempts(pool, config.channels(), gatewayClients))
         .router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
-        coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
+        coalescer::submit, (name, n) -> n.refund() != null ? refunds.notified(name, n) : notificationLog.record(name, n),
+        metrics).router(vertx));
     // Operator console (issue 11): sessions or the bearer token in front of every admin route, audited changes.
     AdminAuth adminAuth = new AdminAuth(config.adminToken(), new Sessions(pool, config.console()),
         new AuthThrottle(clock, registry));
@@ -306,8 +315,12 @@ public final class OrdergateVerticle extends VerticleBase {
     return mainRouter;
   }
 
-  /** The relay with the routes of the optional tiers (the broker tier publishes ORDER_TIMEOUT). */
+  /**
+   * The relay with its routes: refund requests of gateway channels to their refund APIs (the others to their
+   * refundUrl), and the optional tiers' (the broker tier publishes ORDER_TIMEOUT).
+   */
   public OutboxRelay relay(OutboxRelay relay) {
+    relay.route(OutboxEventType.REFUND_REQUESTED, gatewayRefunds::deliver);
     return broker == null ? relay : relay.route(OutboxEventType.ORDER_TIMEOUT, broker::schedule);
   }
 
@@ -374,6 +387,9 @@ public final class OrdergateVerticle extends VerticleBase {
    */
   @Override
   public Future<?> stop() {
+    if (gatewayRefunds != null) {
+      gatewayRefunds.stop();
+    }
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
     }

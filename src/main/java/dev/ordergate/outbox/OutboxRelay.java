@@ -80,6 +80,7 @@ public final class OutboxRelay extends VerticleBase {
   private final String[] logTypes;
 
   private HttpClientAgent client;
+  private SinkBatches batches;
   private long timerId = -1;
   private long pruneTimer = -1;
   private long timerDueAt;
@@ -113,7 +114,10 @@ public final class OutboxRelay extends VerticleBase {
         .toArray(String[]::new);
   }
 
-  /** Delivers events of {@code type} with {@code deliverer} (success = delivered); call before deploying. */
+  /**
+   * Delivers events of {@code type} with {@code deliverer} (success = delivered; a null answer: not this
+   * deliverer's event, it goes to HTTP or the log as usual); call before deploying.
+   */
   public OutboxRelay route(OutboxEventType type, Function<OutboxEvent, Future<Void>> deliverer) {
     routes.put(type, deliverer);
     return this;
@@ -123,6 +127,7 @@ public final class OutboxRelay extends VerticleBase {
   public Future<?> start() {
     client = vertx.createHttpClient(new HttpClientOptions()
         .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, config.httpTimeoutMs())));
+    batches = new SinkBatches(context, this::post);
     signal.listen(listener);
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
@@ -374,8 +379,9 @@ public final class OutboxRelay extends VerticleBase {
 
   private Future<Void> deliver(OutboxEvent event, long claimedAt) {
     Function<OutboxEvent, Future<Void>> route = routes.get(event.type());
-    if (route != null) {
-      return route.apply(event);
+    Future<Void> routed = route == null ? null : route.apply(event);
+    if (routed != null) {
+      return routed;
     }
     String url;
     JsonObject body;
@@ -402,6 +408,10 @@ public final class OutboxRelay extends VerticleBase {
     long deadline = deadlineMs(claimedAt);
     if (deadline < MIN_DELIVERY_MS) {
       return Future.failedFuture(new IllegalStateException("not delivered: the claim's lease is nearly over"));
+    }
+    int batchMax = event.type() == OutboxEventType.REFUND_REQUESTED ? 1 : config.batchMax(event.type().name());
+    if (batchMax > 1) {
+      return batches.deliver(url, batchMax, event, deadline);
     }
     return post(url, event.id().toString(), body, deadline);
   }

@@ -25,9 +25,10 @@ public final class SimApis {
   private final StripeApi stripe;
   private final SimBills bills;
   private final BillApi billApi;
+  private final RefundNotifier notifier;
 
   private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe,
-                  SimBills bills, String wechatAppId) {
+                  SimBills bills, String wechatAppId, RefundNotifier notifier) {
     this.trades = trades;
     this.faults = faults;
     this.wechatpay = wechatpay;
@@ -35,6 +36,12 @@ public final class SimApis {
     this.stripe = stripe;
     this.bills = bills;
     this.billApi = new BillApi(bills, wechatpay, wechatAppId, alipay, stripe);
+    this.notifier = notifier;
+    for (SimApi api : new SimApi[] {wechatpay, alipay, stripe}) {
+      if (api != null) {
+        api.notifier = notifier;
+      }
+    }
   }
 
   public static SimApis load(Vertx vertx, String path, SimConfig sim, Clock clock) throws IOException {
@@ -53,8 +60,10 @@ public final class SimApis {
     AlipayApi alipay = a.getString("appPublicKeyPem") == null ? null
         : new AlipayApi(vertx, trades, faults, (AlipayGateway) sim.target("alipay").gateway(), a.getString("appId"),
             Pem.publicKey(dir.resolve(a.getString("appPublicKeyPem")).toString(), "alipay.appPublicKeyPem"));
-    StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"));
-    return new SimApis(trades, faults, wechatpay, alipay, stripe, new SimBills(trades, clock), w.getString("appId"));
+    StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"),
+        (StripeGateway) sim.target("stripe").gateway());
+    return new SimApis(trades, faults, wechatpay, alipay, stripe, new SimBills(trades, clock), w.getString("appId"),
+        new RefundNotifier(sim));
   }
 
   public TradeBook trades() {
@@ -68,6 +77,31 @@ public final class SimApis {
   /** The bills' state and injections (issue 10, reconciliation). */
   public SimBills bills() {
     return bills;
+  }
+
+  /** Where refund notifications go (WeChat Pay REFUND.*, Stripe refund.updated / charge.refunded). */
+  public RefundNotifier notifier() {
+    return notifier;
+  }
+
+  /**
+   * Settles a pending refund ({@code SUCCEEDED} or {@code FAILED}) and, with {@code notify}, sends the
+   * gateway's notification of it. Null: no such refund; a refund settled before is answered unchanged.
+   */
+  public TradeBook.Refund settle(String kind, String refundId, TradeBook.RefundState to, boolean notify) {
+    TradeBook.Refund before = trades.refundOf(kind, refundId);
+    boolean wasPending = before != null && before.state == TradeBook.RefundState.PENDING;
+    TradeBook.Refund r = trades.settle(kind, refundId, to);
+    SimApi api = switch (kind) {
+      case "wechatpay-v3" -> wechatpay;
+      case "alipay" -> alipay;
+      case "stripe" -> stripe;
+      default -> null;
+    };
+    if (r != null && wasPending && notify && api != null) {
+      api.settled(r);
+    }
+    return r;
   }
 
   /** Mounts {@code /wechatpay/v3/...}, {@code /alipay/gateway.do} and {@code /stripe/v1/...}. */

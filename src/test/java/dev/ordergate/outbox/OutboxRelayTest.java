@@ -261,6 +261,66 @@ class OutboxRelayTest {
   }
 
   /**
+   * Issue 13: a sink with {@code batchMax} takes many events per POST ({@code {"events": [...]}}). The first
+   * two POSTs to ORDER_PAID fail whole and are retried; each order's SMS still leaves only after its
+   * ORDER_PAID was accepted, every event arrives, and far fewer POSTs than events are made.
+   */
+  @Test
+  void aBatchingSinkTakesManyEventsPerPostAndEachOrderStaysInOrder() {
+    int orders = 30;
+    paidOrders(orders);
+    endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_PAID") && n <= 2 ? 503 : 200;
+    Map<String, String> sinks = Map.of("ORDER_PAID", endpoint.url("/sink/ORDER_PAID"),
+        "NOTIFY_SMS", endpoint.url("/sink/NOTIFY_SMS"));
+    OutboxConfig config = new OutboxConfig(true, 100, 100, 5, 20, 1_000, 60_000, 5_000, sinks, 72, 60_000, 2,
+        Map.of("ORDER_PAID", 50, "NOTIFY_SMS", 50));
+    relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+        app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "batcher")).await());
+    eventually("every event is delivered", () -> undelivered() == 0);
+
+    Map<String, Integer> lastPaidAccepted = new HashMap<>();
+    Map<String, Integer> firstSms = new HashMap<>();
+    Set<String> eventIds = new HashSet<>();
+    Map<String, Integer> failedTries = new HashMap<>();
+    int posts = 0;
+    int paidPosts = 0;
+    for (FakeEndpoint.Received r : endpoint.received) {
+      posts++;
+      boolean accepted = !r.path().equals("/sink/ORDER_PAID") || ++paidPosts > 2;
+      for (Object o : r.body().getJsonArray("events")) {
+        JsonObject envelope = (JsonObject) o;
+        String orderNo = envelope.getString("orderNo");
+        if (r.path().equals("/sink/ORDER_PAID")) {
+          assertEquals("ORDER_PAID", envelope.getString("type"));
+          if (accepted) {
+            lastPaidAccepted.merge(orderNo, r.index(), Math::max);
+            eventIds.add(envelope.getString("eventId"));
+          } else {
+            failedTries.merge(envelope.getString("eventId"), 1, Integer::sum);
+          }
+        } else {
+          assertEquals("NOTIFY_SMS", envelope.getString("type"));
+          firstSms.merge(orderNo, r.index(), Math::min);
+          eventIds.add(envelope.getString("eventId"));
+        }
+      }
+    }
+    assertEquals(2 * orders, eventIds.size(), "every event was accepted");
+    for (int i = 0; i < orders; i++) {
+      String orderNo = "O" + i;
+      assertTrue(lastPaidAccepted.get(orderNo) < firstSms.get(orderNo),
+          orderNo + ": the SMS left only after ORDER_PAID was accepted");
+    }
+    // One event per POST would be 3 x 30 ORDER_PAID + 30 SMS = 120 POSTs.
+    assertTrue(posts <= 20, "batched: " + posts + " POSTs for " + 2 * orders + " events (2 of them failed)");
+    assertFalse(failedTries.isEmpty());
+    for (Row row : app.rows("SELECT id::text, type, attempts FROM outbox_events")) {
+      assertEquals(1 + failedTries.getOrDefault(row.getString(0), 0), row.getInteger(2),
+          row.getString(1) + " " + row.getString(0) + ": one attempt per POST that carried it");
+    }
+  }
+
+  /**
    * Issue 13: while batches come back full, one relay runs {@code outbox.concurrency} log-sink statements
    * at once, and two relays run theirs side by side. Each order's events are still logged in seq order,
    * each once: a lane never takes an event behind a head another lane holds. Orders of 20 events with
@@ -290,7 +350,7 @@ class OutboxRelayTest {
     sink.setLevel(ch.qos.logback.classic.Level.DEBUG);
     try {
       for (String name : List.of("lanes-a", "lanes-b")) {
-        OutboxConfig config = new OutboxConfig(true, 100, 3, 5, 20, 1_000, 60_000, 5_000, Map.of(), 72, 60_000, 4);
+        OutboxConfig config = new OutboxConfig(true, 100, 3, 5, 20, 1_000, 60_000, 5_000, Map.of(), 72, 60_000, 4, Map.of());
         relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
             app.verticle.outboxMetrics(), app.verticle.outboxSignal(), name)).await());
       }
@@ -351,7 +411,7 @@ class OutboxRelayTest {
   void deliveredEventsPastTheRetentionAreDeletedAndNothingElse() {
     endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_CANCELLED") ? 503 : 200;
     OutboxConfig config = new OutboxConfig(true, 100, 10, 100, 60_000, 60_000, 60_000, 5_000,
-        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200, 2);
+        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200, 2, Map.of());
     relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
         app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "pruner")).await());
     paidOrders(30);
