@@ -125,6 +125,17 @@ public final class SimBills {
    * they succeeded; the merchant's refund id is out_refund_no / out_request_no / the refund's metadata) and
    * the injected ones.
    */
+  /** Stripe's refund list: the refunds of stripe created in [from, to), whatever their state (as Stripe lists them). */
+  synchronized List<TradeBook.Refund> stripeRefunds(Instant from, Instant to) {
+    return trades.refunds("stripe").stream().filter(r -> !r.createdAt.isBefore(from) && r.createdAt.isBefore(to)
+        && !forgotten.contains(trades.get("stripe", r.tradeRef))).toList();
+  }
+
+  /** The injected refunds of kind in [from, to). */
+  synchronized List<Refund> injected(String kind, Instant from, Instant to) {
+    return refunds.stream().filter(r -> r.kind().equals(kind) && !r.at().isBefore(from) && r.at().isBefore(to)).toList();
+  }
+
   synchronized List<Refund> refunds(String kind, Instant from, Instant to) {
     List<Refund> out = new ArrayList<>();
     for (TradeBook.Refund r : trades.refunds(kind)) {

@@ -119,7 +119,7 @@ final class StripeApi extends SimApi {
   /** Metadata given at creation are kept per refund id (the sim keeps no other copy): refundId and orderNo. */
   private final Map<String, JsonObject> refundMetadata = new ConcurrentHashMap<>();
 
-  private JsonObject refundObject(TradeBook.Refund r, Map<String, String> form) {
+  JsonObject refundObject(TradeBook.Refund r, Map<String, String> form) {
     JsonObject metadata = refundMetadata.computeIfAbsent(r.refundId, id -> {
       JsonObject m = new JsonObject();
       form.forEach((k, v) -> {
