@@ -60,6 +60,7 @@ import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.channel.Channels;
 import dev.ordergate.channel.NotificationLog;
+import dev.ordergate.reconcile.GatewayReconciler;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
 import dev.ordergate.reminder.Reminders;
@@ -110,6 +111,7 @@ public final class OrdergateVerticle extends VerticleBase {
   private long expiryTimer = -1;
   private ReconcileMonitor reconcileMonitor;
   private GatewayRefunds gatewayRefunds;
+  private GatewayReconciler gatewayReconciler;
   private DatabaseProbe databaseProbe;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
@@ -219,10 +221,12 @@ public final class OrdergateVerticle extends VerticleBase {
     CancellationEffects cancellationEffects = new CancellationEffects(outbox);
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
     // Payment attempts and close before cancel (issue 10): outbound calls, never inside a transaction.
-    Map<String, GatewayClient> gatewayClients = GatewayClients.all(config.channels(),
-        new Outbound(WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setFollowRedirects(false),
+    Outbound outbound = new Outbound(WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setFollowRedirects(false),
             new io.vertx.core.http.PoolOptions().setHttp1MaxSize(Math.max(16, 2 * config.gatewayOps().gatewayConcurrency()))),
-            config.gatewayOps().gatewayTimeoutMs(), registry), clock);
+            config.gatewayOps().gatewayTimeoutMs(), registry);
+    Map<String, GatewayClient> gatewayClients = GatewayClients.all(config.channels(), outbound, clock);
+    // Reconciliation against the gateways' bills (issue 10): same outbound clients and the same payment gate.
+    gatewayReconciler = GatewayReconciler.create(pool, config.channels(), outbound, clock, paymentGate);
     CloseBeforeCancel closeBeforeCancel = new CloseBeforeCancel(pool, gatewayClients, paymentGate,
         config.gatewayOps(), registry);
     // Refunds through the gateways (issue 10): the outbox's REFUND_REQUESTED route and the refund notifications.
@@ -290,7 +294,7 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool), audit).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new SweepRoutes(admin, sweeper).router(vertx));
     reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
-    root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor).router(vertx));
+    root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor, gatewayReconciler).router(vertx));
     root.route("/admin/*").subRouter(new ConsoleApiRoutes(
         new OrderRecords(pool, orders, List.copyOf(config.channels().keySet())),
         new Overview(pool, sweeper, reconcileMonitor, registry), audit).router(vertx, admin::authorize));
@@ -299,6 +303,11 @@ public final class OrdergateVerticle extends VerticleBase {
     root.errorHandler(404, rejections.before(Failures::handle));
     root.errorHandler(405, rejections.before(Failures::handle));
     return root;
+  }
+
+  /** Reconciliation against the gateways' bills (issue 10): the drill and tests call it in process. */
+  public GatewayReconciler gatewayReconciler() {
+    return gatewayReconciler;
   }
 
   /** The main listener's router (the bad-input test checks its route catalog against it). */

@@ -32,9 +32,9 @@ final class AlipayApi extends SimApi {
 
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");
 
-  private final AlipayGateway gateway;
-  private final String appId;
-  private final PublicKey appKey;
+  final AlipayGateway gateway;
+  final String appId;
+  final PublicKey appKey;
 
   AlipayApi(Vertx vertx, TradeBook trades, Faults faults, AlipayGateway gateway, String appId, PublicKey appKey) {
     super(vertx, trades, faults);
@@ -198,15 +198,15 @@ final class AlipayApi extends SimApi {
     notifier.send(kind(), t.notifyUrl, gateway.refundNotification(r, t.amountCents, refunded));
   }
 
-  private static JsonObject ok() {
+  static JsonObject ok() {
     return new JsonObject().put("code", "10000").put("msg", "Success");
   }
 
-  private static JsonObject fail(String code, String msg, String subCode, String subMsg) {
+  static JsonObject fail(String code, String msg, String subCode, String subMsg) {
     return new JsonObject().put("code", code).put("msg", msg).put("sub_code", subCode).put("sub_msg", subMsg);
   }
 
-  private void answer(RoutingContext ctx, String key, JsonObject node) {
+  void answer(RoutingContext ctx, String key, JsonObject node) {
     ctx.response().putHeader("Content-Type", "application/json;charset=utf-8").end(gateway.answer(key, node));
   }
 }

@@ -24,9 +24,11 @@ public final class SimApis {
   private final AlipayApi alipay;
   private final StripeApi stripe;
   private final RefundNotifier notifier;
+  private final SimBills bills;
+  private final BillApi billApi;
 
   private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe,
-                  RefundNotifier notifier) {
+                  RefundNotifier notifier, SimBills bills, String wechatAppId) {
     this.trades = trades;
     this.faults = faults;
     this.wechatpay = wechatpay;
@@ -38,6 +40,8 @@ public final class SimApis {
         api.notifier = notifier;
       }
     }
+    this.bills = bills;
+    this.billApi = new BillApi(bills, wechatpay, wechatAppId, alipay, stripe);
   }
 
   public static SimApis load(Vertx vertx, String path, SimConfig sim, Clock clock) throws IOException {
@@ -58,7 +62,8 @@ public final class SimApis {
             Pem.publicKey(dir.resolve(a.getString("appPublicKeyPem")).toString(), "alipay.appPublicKeyPem"));
     StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"),
         (StripeGateway) sim.target("stripe").gateway());
-    return new SimApis(trades, faults, wechatpay, alipay, stripe, new RefundNotifier(sim));
+    return new SimApis(trades, faults, wechatpay, alipay, stripe, new RefundNotifier(sim), new SimBills(trades, clock),
+        w.getString("appId"));
   }
 
   public TradeBook trades() {
@@ -94,8 +99,14 @@ public final class SimApis {
     return r;
   }
 
+  /** The bills' state and injections (issue 10, reconciliation). */
+  public SimBills bills() {
+    return bills;
+  }
+
   /** Mounts {@code /wechatpay/v3/...}, {@code /alipay/gateway.do} and {@code /stripe/v1/...}. */
   public void mount(Router router) {
+    billApi.mount(router);
     if (wechatpay != null) {
       wechatpay.mount(router);
     }

@@ -167,7 +167,7 @@ final class StripeApi extends SimApi {
     return e;
   }
 
-  private boolean authorized(RoutingContext ctx) {
+  boolean authorized(RoutingContext ctx) {
     String auth = ctx.request().getHeader("Authorization");
     String basic = "Basic " + java.util.Base64.getEncoder().encodeToString((secretKey + ":").getBytes(StandardCharsets.UTF_8));
     boolean ok = secretKey != null && (("Bearer " + secretKey).equals(auth) || basic.equals(auth));
@@ -245,18 +245,18 @@ final class StripeApi extends SimApi {
     };
   }
 
-  private static JsonObject intent(TradeBook.Trade t) {
+  static JsonObject intent(TradeBook.Trade t) {
     return new JsonObject().put("id", t.ref).put("object", "payment_intent").put("amount", t.amountCents)
         .put("amount_received", t.state == TradeBook.State.PAID ? t.amountCents : 0)
         .put("currency", t.currency.toLowerCase(Locale.ROOT)).put("status", status(t))
         .put("client_secret", t.clientValue).put("metadata", new JsonObject().put("orderNo", t.orderNo));
   }
 
-  private static void error(RoutingContext ctx, int status, String type, String code, String message) {
+  static void error(RoutingContext ctx, int status, String type, String code, String message) {
     send(ctx, status, new JsonObject().put("error", new JsonObject().put("type", type).put("code", code).put("message", message)));
   }
 
-  private static void send(RoutingContext ctx, int status, JsonObject body) {
+  static void send(RoutingContext ctx, int status, JsonObject body) {
     ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
   }
 }

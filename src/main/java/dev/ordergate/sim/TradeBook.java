@@ -37,6 +37,9 @@ public final class TradeBook {
     public final String clientValue;
     public State state;
     public String txnId;
+    /** When the trade was created and paid (the bills' day and time; issue 10). */
+    public Instant createdAt;
+    public Instant paidAt;
 
     Trade(String kind, String ref, String orderNo, long amountCents, String currency, Instant deadline,
           String notifyUrl, String clientValue, State state) {
@@ -126,8 +129,16 @@ public final class TradeBook {
   /** The existing trade of {@code ref}, or a new one in {@code initial}. */
   public synchronized Trade create(String kind, String ref, String orderNo, long amountCents, String currency,
                                    Instant deadline, String notifyUrl, String clientValue, State initial) {
-    return trades.computeIfAbsent(key(kind, ref),
-        k -> new Trade(kind, ref, orderNo, amountCents, currency, deadline, notifyUrl, clientValue, initial));
+    return trades.computeIfAbsent(key(kind, ref), k -> {
+      Trade t = new Trade(kind, ref, orderNo, amountCents, currency, deadline, notifyUrl, clientValue, initial);
+      t.createdAt = clock.instant();
+      return t;
+    });
+  }
+
+  /** Every trade of {@code kind}, deadlines applied (the bills read them). */
+  public synchronized List<Trade> list(String kind) {
+    return trades.values().stream().filter(t -> t.kind.equals(kind)).map(t -> get(t.kind, t.ref)).toList();
   }
 
   /** The trade after its deadline was applied; null when unknown. */
@@ -155,6 +166,7 @@ public final class TradeBook {
     if (t != null && (t.state == State.OPEN || t.state == State.CREATED)) {
       t.state = State.PAID;
       t.txnId = txnId;
+      t.paidAt = clock.instant();
     }
     return t;
   }

@@ -25,7 +25,7 @@ import java.util.Map;
 final class WechatPayApi extends SimApi {
 
   private final WechatPayGateway gateway;
-  private final String mchId;
+  final String mchId;
   private final String merchantSerial;
   private final PublicKey merchantKey;
 
@@ -135,7 +135,7 @@ final class WechatPayApi extends SimApi {
     return new JsonObject().put("code", code).put("message", message);
   }
 
-  private boolean authorized(RoutingContext ctx) {
+  boolean authorized(RoutingContext ctx) {
     String auth = ctx.request().getHeader("Authorization");
     byte[] body = ctx.body() == null || ctx.body().buffer() == null ? new byte[0] : ctx.body().buffer().getBytes();
     Map<String, String> parts = new HashMap<>();
@@ -220,7 +220,7 @@ final class WechatPayApi extends SimApi {
     answer(ctx, 204, null);
   }
 
-  private void answer(RoutingContext ctx, int status, JsonObject body) {
+  void answer(RoutingContext ctx, int status, JsonObject body) {
     byte[] bytes = body == null ? new byte[0] : body.encode().getBytes(StandardCharsets.UTF_8);
     Delivery signed = gateway.signed(bytes, System.currentTimeMillis() / 1000);
     var resp = ctx.response().setStatusCode(status);

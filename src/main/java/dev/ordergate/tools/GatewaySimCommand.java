@@ -56,6 +56,10 @@ public final class GatewaySimCommand {
         Refunds: /wechatpay/v3/refund/domestic/refunds, alipay.trade.refund, /stripe/v1/refunds (one per refund id,
         only of a paid trade); GET /sim/refunds/KIND, POST /sim/refunds/KIND/outcome {"state":"PENDING|SUCCEEDED|FAILED"}
         (what new refunds start as), POST /sim/refunds/KIND/ID/settle {"state","notify"}, POST /sim/webhooks/KIND {"url"}.
+        Bills (issue 10) from the paid trades: WeChat /wechatpay/v3/bill/tradebill, Alipay
+        alipay.data.dataservice.bill.downloadurl.query, Stripe GET /stripe/v1/payment_intents and /v1/refunds;
+        POST /sim/bills/KIND/REF {"amountCents":N} | {"omit":true} | {"refund":{"amountCents"}} injects a
+        mismatch; DELETE /sim/bills drops them and leaves the trades made so far off later bills.
       exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
       """;
 
@@ -307,6 +311,15 @@ public final class GatewaySimCommand {
     router.post("/sim/faults/:kind").handler(ctx -> {
       apis.faults().set(ctx.pathParam("kind"), ctx.body().asJsonObject());
       json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("fault", ctx.body().asJsonObject()));
+    });
+    // Bills (issue 10): a trade billed with another amount, left off, or refunded at the gateway.
+    router.post("/sim/bills/:kind/:ref").handler(ctx -> {
+      JsonObject injected = apis.bills().inject(ctx.pathParam("kind"), ctx.pathParam("ref"), ctx.body().asJsonObject());
+      json(ctx, injected == null ? 404 : 200, injected == null ? new JsonObject().put("error", "NOT_FOUND") : injected);
+    });
+    router.delete("/sim/bills").handler(ctx -> {
+      apis.bills().clear();
+      json(ctx, 200, new JsonObject().put("cleared", true));
     });
     router.get("/sim/stats/:kind").handler(ctx -> json(ctx, 200, apis.faults().stats(ctx.pathParam("kind"))));
     router.delete("/sim/faults").handler(ctx -> {

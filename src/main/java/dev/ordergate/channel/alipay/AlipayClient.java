@@ -157,6 +157,11 @@ public final class AlipayClient implements GatewayClient {
     return post(method, form.toString());
   }
 
+  /** One signed call of {@code method}, answered as its verified response node (for the bill download). */
+  public Future<JsonObject> signedCall(String method, JsonObject biz) {
+    return call(method, biz);
+  }
+
   /** The common parameters, {@code biz_content} and the {@code sign} over them, as posted. */
   public Map<String, String> signedParams(String method, JsonObject biz) {
     Map<String, String> params = new LinkedHashMap<>();

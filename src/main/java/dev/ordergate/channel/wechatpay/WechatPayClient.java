@@ -175,6 +175,11 @@ public final class WechatPayClient implements GatewayClient {
         + "\",timestamp=\"" + ts + "\",serial_no=\"" + settings.merchantSerialNo() + "\"";
   }
 
+  /** The answer's JSON once its Wechatpay-Signature verified (a 5xx is unreachable); for the bill download. */
+  public JsonObject verifiedJson(HttpResponse<Buffer> resp) {
+    return verified(resp, true);
+  }
+
   /**
    * The answer's JSON after its signature verified (an empty body reads as {}); a 5xx is the gateway
    * being unavailable. {@code required}: an answer without a signature is refused (a 2xx always is).
