@@ -182,6 +182,18 @@ final class AlipayApi extends SimApi {
         .put("refund_fee", Yuan.of(refunded)).put("gmt_refund_pay", TIME.format(r.createdAt.atOffset(ZoneOffset.ofHours(8)))));
   }
 
+  /** A refund made: the trade_status_sync notify with out_biz_no and refund_fee, to the trade's notify_url. */
+  @Override
+  void settled(TradeBook.Refund r) {
+    if (r.state != TradeBook.RefundState.SUCCEEDED) {
+      return;
+    }
+    TradeBook.Trade t = trades.get(kind(), r.tradeRef);
+    long refunded = trades.refunds(kind()).stream().filter(x -> x.tradeRef.equals(r.tradeRef)
+        && x.state == TradeBook.RefundState.SUCCEEDED).mapToLong(x -> x.amountCents).sum();
+    notifier.send(kind(), t.notifyUrl, gateway.refundNotification(r, t.amountCents, refunded));
+  }
+
   static JsonObject ok() {
     return new JsonObject().put("code", "10000").put("msg", "Success");
   }

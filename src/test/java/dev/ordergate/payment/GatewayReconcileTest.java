@@ -207,6 +207,11 @@ class GatewayReconcileTest {
       assertEquals("LATE_AFTER_CANCEL", applied.of(GatewayCheck.MISSING_RECEIPT).get(0).resolution(), applied.summary());
       assertEquals("CANCELLED", status(t[0]));
       assertEquals(1, app.count("SELECT count(*) FROM exception_orders WHERE order_no = $1 AND kind = 'LATE_AFTER_CANCEL'", t[0]));
+      // The exception is refunded automatically (below the threshold) through the gateway: once that
+      // refund settled on both sides, the day is clean.
+      assertTrue(dev.ordergate.sweep.SweepFixtures.eventually(java.time.Duration.ofSeconds(30), () -> app.count(
+          "SELECT count(*) FROM exception_orders WHERE order_no = $1 AND status = 'REFUNDED'", t[0]) == 1),
+          "the late payment's refund settled");
       GatewayReport after = reconcile(g, true);
       assertTrue(after.ok(), channel(g) + ": " + after.summary());
     }
