@@ -103,6 +103,43 @@ class DrillTest {
     }
   }
 
+  /**
+   * {@code drill --gateway-sim}, small: the same seed with closeBeforeCancel {@code off} and {@code required}.
+   * Both hold the gate (no anomaly); {@code required} meets the target (no money taken on a cancelled order,
+   * every payment taken at the gateway recorded, lost notifications recovered by the query) while {@code off}
+   * takes money on cancelled orders, so the target check can fail.
+   */
+  @Test
+  void theGatewayDrillMeetsTheTargetWithRequiredAndOffTakesMoneyOnCancelledOrders() throws Exception {
+    var db = TestDatabase.freshDatabase();
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try {
+      GatewayDrill drill = GatewayDrill.start(vertx, QUIET, 0.0001);
+      Drill.Options o = new Drill.Options(60, 5, 4, 32, 2, 25, 15, 5, 15_000,
+          "G" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase(), "sweep");
+      var runs = drill.run(Sandbox.config(), java.util.List.of("off", "required"), o, db.uri());
+      System.out.print(GatewayDrill.table(runs));
+      Drill.Result off = runs.get(0).result();
+      Drill.Result required = runs.get(1).result();
+      assertTrue(off.ok(), off.summary());
+      assertTrue(required.ok(), required.summary());
+      assertEquals(java.util.List.of(), GatewayDrill.targetMissed(required.report()), required.summary());
+      assertFalse(GatewayDrill.targetMissed(off.report()).isEmpty(), "off must miss the target: " + off.summary());
+      JsonObject offMoney = off.report().getJsonObject("gateway").getJsonObject("moneyOnCancelledOrders");
+      assertTrue(offMoney.getLong("count") > 0 && offMoney.getLong("amountCents") > 0, offMoney.encode());
+      JsonObject g = required.report().getJsonObject("gateway");
+      assertTrue(g.getLong("takenAtGateway") > 0, g.encode());
+      JsonObject lost = g.getJsonObject("lostNotifications");
+      assertEquals(lost.getLong("dropped"), lost.getLong("recoveredByQuery"), lost.encode());
+      assertEquals(off.report().getJsonObject("schedule"), required.report().getJsonObject("schedule"), "the same seed");
+      assertTrue(required.report().getJsonObject("schedule").getLong("notification.dropped", 0L) > 0);
+      assertTrue(required.report().getJsonObject("reconciliation").getBoolean("ok"));
+    } finally {
+      vertx.close().await();
+      TestDatabase.drop(db);
+    }
+  }
+
   @Test
   void theSameSeedGivesTheSameSchedule() {
     DrillPlan a = DrillPlan.generate("R", 500, 7, 3, 5);
