@@ -66,19 +66,26 @@ public final class StripeApi extends SimApi {
       error(ctx, 400, "invalid_request_error", "parameter_invalid_integer", "amount must be an integer");
       return;
     }
-    String key = ctx.request().getHeader("Idempotency-Key");
-    String id = key == null ? null : idempotency.get(key);
-    if (id == null) {
-      id = "pi_sim" + WechatPayGateway.random(10).toLowerCase();
-      if (key != null) {
-        String raced = idempotency.putIfAbsent(key, id);
-        id = raced == null ? id : raced;
-      }
-    }
+    String id = idempotent(ctx, () -> "pi_sim" + WechatPayGateway.random(10).toLowerCase());
     TradeBook.Trade t = trades.create(kind(), id, orderNo, amount,
         form.getOrDefault("currency", "cny").toUpperCase(Locale.ROOT), null, null,
         id + "_secret_" + WechatPayGateway.random(8).toLowerCase(), TradeBook.State.OPEN);
     send(ctx, 200, intent(t));
+  }
+
+  /** The id the request's {@code Idempotency-Key} already created, else a new one (remembered under the key). */
+  private String idempotent(RoutingContext ctx, java.util.function.Supplier<String> newId) {
+    String key = ctx.request().getHeader("Idempotency-Key");
+    if (key == null) {
+      return newId.get();
+    }
+    String known = idempotency.get(key);
+    if (known != null) {
+      return known;
+    }
+    String id = newId.get();
+    String raced = idempotency.putIfAbsent(key, id);
+    return raced == null ? id : raced;
   }
 
   /** The authorized request's PaymentIntent; null (answered) when unauthorized or unknown. */
@@ -167,15 +174,7 @@ public final class StripeApi extends SimApi {
       return;
     }
     String orderNo = form.getOrDefault("metadata[orderNo]", form.get("client_reference_id"));
-    String key = ctx.request().getHeader("Idempotency-Key");
-    String id = key == null ? null : idempotency.get(key);
-    if (id == null) {
-      id = "cs_sim_" + WechatPayGateway.random(16).toLowerCase();
-      if (key != null) {
-        String raced = idempotency.putIfAbsent(key, id);
-        id = raced == null ? id : raced;
-      }
-    }
+    String id = idempotent(ctx, () -> "cs_sim_" + WechatPayGateway.random(16).toLowerCase());
     TradeBook.Trade t = trades.create(kind(), id, orderNo, amount,
         form.getOrDefault("line_items[0][price_data][currency]", "cny").toUpperCase(Locale.ROOT),
         java.time.Instant.ofEpochSecond(expiresAt), null, "https://checkout.stripe.com/c/pay/" + id, TradeBook.State.OPEN);

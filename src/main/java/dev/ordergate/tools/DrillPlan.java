@@ -135,19 +135,23 @@ final class DrillPlan {
         payOffset = off;
       }
       if (rng.nextDouble() < CANCEL_SHARE) {
-        long off = payOffset != null && rng.nextBoolean() ? payOffset : -1000 + rng.nextInt(2001);
-        Timing timing = off < -1000 ? Timing.EARLY : off < 0 ? Timing.LAST_SECOND : Timing.AFTER_EXPIRY;
-        double s = rng.nextDouble();
-        if (s < 0.1) {
-          actions.add(new Action(Kind.CUSTOMER_CANCEL, off, null, 0, 1, timing));
-          actions.add(new Action(Kind.OPERATOR_CANCEL, off, null, 0, 1, timing));
-        } else {
-          actions.add(new Action(s < 0.6 ? Kind.CUSTOMER_CANCEL : Kind.OPERATOR_CANCEL, off, null, 0, 1, timing));
-        }
+        cancels(rng, actions, payOffset != null && rng.nextBoolean() ? payOffset : -1000 + rng.nextInt(2001));
       }
       orders.add(new OrderPlan(i, orderNo, user, List.copyOf(items), coupon, discount, List.copyOf(actions)));
     }
     return new DrillPlan(List.copyOf(orders), List.copyOf(skus), runId);
+  }
+
+  /** A customer (60%) or operator cancel at {@code off}, or both at once (10%). */
+  private static void cancels(Random rng, List<Action> actions, long off) {
+    Timing timing = off < -1000 ? Timing.EARLY : off < 0 ? Timing.LAST_SECOND : Timing.AFTER_EXPIRY;
+    double s = rng.nextDouble();
+    if (s < 0.1) {
+      actions.add(new Action(Kind.CUSTOMER_CANCEL, off, null, 0, 1, timing));
+      actions.add(new Action(Kind.OPERATOR_CANCEL, off, null, 0, 1, timing));
+    } else {
+      actions.add(new Action(s < 0.6 ? Kind.CUSTOMER_CANCEL : Kind.OPERATOR_CANCEL, off, null, 0, 1, timing));
+    }
   }
 
   /** The gateway drill's shares, per order. */
@@ -208,16 +212,8 @@ final class DrillPlan {
         payOffset = off;
       }
       if (rng.nextDouble() < GATEWAY_CANCEL_SHARE) {
-        long off = payOffset != null && rng.nextBoolean() ? payOffset
-            : Math.round(-t * 0.5 + rng.nextDouble() * (t * 0.5 + 2 * second));
-        Timing timing = off < -1000 ? Timing.EARLY : off < 0 ? Timing.LAST_SECOND : Timing.AFTER_EXPIRY;
-        double s = rng.nextDouble();
-        if (s < 0.1) {
-          actions.add(new Action(Kind.CUSTOMER_CANCEL, off, null, 0, 1, timing));
-          actions.add(new Action(Kind.OPERATOR_CANCEL, off, null, 0, 1, timing));
-        } else {
-          actions.add(new Action(s < 0.6 ? Kind.CUSTOMER_CANCEL : Kind.OPERATOR_CANCEL, off, null, 0, 1, timing));
-        }
+        cancels(rng, actions, payOffset != null && rng.nextBoolean() ? payOffset
+            : Math.round(-t * 0.5 + rng.nextDouble() * (t * 0.5 + 2 * second)));
       }
       orders.add(new OrderPlan(i, orderNo, "drill-u" + i, List.copyOf(items), null, 0, List.copyOf(actions),
           channels.get(i % channels.size())));

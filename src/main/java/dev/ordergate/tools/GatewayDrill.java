@@ -67,6 +67,10 @@ final class GatewayDrill {
    */
   JsonObject serviceConfig(JsonObject base, String mode, int timeoutSeconds) {
     JsonObject c = base.copy();
+    // The sandbox channels and keys are development-only: the gateway drill is a dev-mode service whatever
+    // the database (a db.url alone would mean production, which refuses them).
+    c.remove("ORDERGATE_MODE");
+    c.put("mode", "dev");
     JsonObject payments = c.getJsonObject("payments", new JsonObject());
     c.put("payments", payments);
     JsonObject channels = payments.getJsonObject("channels", new JsonObject());
@@ -147,7 +151,7 @@ final class GatewayDrill {
     rows.add(row(runs, "payments taken at the gateways", r -> String.valueOf(g(r).getLong("takenAtGateway"))));
     rows.add(row(runs, "payments refused by the gateway (trade closed or past its deadline)",
         r -> String.valueOf(g(r).getJsonObject("counts").getLong("pay.refusedByGateway", 0L))));
-    rows.add(row(runs, "**money taken on cancelled orders** (count / amount)", r -> {
+    rows.add(row(runs, "**money taken on cancelled orders** (count / amount, CNY)", r -> {
       JsonObject m = g(r).getJsonObject("moneyOnCancelledOrders");
       return m.getLong("count") + " / " + cents(m.getLong("amountCents"));
     }));
@@ -161,7 +165,7 @@ final class GatewayDrill {
       JsonObject l = g(r).getJsonObject("lostNotifications");
       return l.getLong("dropped") + " / " + l.getLong("recoveredByQuery");
     }));
-    rows.add(row(runs, "payments taken and recorded nowhere (count / amount)", r -> {
+    rows.add(row(runs, "payments taken and recorded nowhere (count / amount, CNY)", r -> {
       JsonObject u = g(r).getJsonObject("unrecordedPayments");
       return u.getLong("count") + " / " + cents(u.getLong("amountCents"));
     }));
