@@ -89,10 +89,7 @@ final class DrillPlan {
   static DrillPlan generate(String runId, int count, long seed, int timeoutSeconds, int skuCount) {
     Random rng = new Random(seed);
     long t = timeoutSeconds * 1000L;
-    List<String> skus = new ArrayList<>();
-    for (int k = 0; k < skuCount; k++) {
-      skus.add("DR-" + runId + "-S" + k);
-    }
+    List<String> skus = skus(runId, skuCount);
     List<OrderPlan> orders = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       String orderNo = "DR-" + runId + "-" + i;
@@ -142,6 +139,14 @@ final class DrillPlan {
     return new DrillPlan(List.copyOf(orders), List.copyOf(skus), runId);
   }
 
+  private static List<String> skus(String runId, int skuCount) {
+    List<String> skus = new ArrayList<>();
+    for (int k = 0; k < skuCount; k++) {
+      skus.add("DR-" + runId + "-S" + k);
+    }
+    return skus;
+  }
+
   /** A customer (60%) or operator cancel at {@code off}, or both at once (10%). */
   private static void cancels(Random rng, List<Action> actions, long off) {
     Timing timing = off < -1000 ? Timing.EARLY : off < 0 ? Timing.LAST_SECOND : Timing.AFTER_EXPIRY;
@@ -175,10 +180,7 @@ final class DrillPlan {
     double t = timeoutSeconds * 1000.0;
     double minute = t / 30;
     double second = t / 1800;
-    List<String> skus = new ArrayList<>();
-    for (int k = 0; k < skuCount; k++) {
-      skus.add("DR-" + runId + "-S" + k);
-    }
+    List<String> skus = skus(runId, skuCount);
     List<OrderPlan> orders = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       String orderNo = "DR-" + runId + "-" + i;
