@@ -1,6 +1,7 @@
 package dev.ordergate.tools;
 
 import dev.ordergate.sim.Delivery;
+import dev.ordergate.sim.Faults;
 import dev.ordergate.sim.Payment;
 import dev.ordergate.sim.Sender;
 import dev.ordergate.sim.SimApis;
@@ -53,7 +54,8 @@ public final class GatewaySimCommand {
         /stripe/v1/checkout/sessions (create, retrieve, expire); GET /sim/trades lists every trade;
         POST /sim/trades/KIND/REF/pay {"notify":true,"delayMs":0} (REF: out_trade_no, or the PaymentIntent id),
         POST /sim/trades/alipay/REF/scan, GET /sim/trades/KIND/REF, POST /sim/faults/KIND {"latencyMs","status",
-        "count","hang","ops":["open","query","close"]}, DELETE /sim/faults (also resets GET /sim/stats/KIND:
+        "count","hang","ops":["open","query","close"]}, POST /sim/faults/KIND/notifications {"dropShare",
+        "duplicateShare","maxDuplicates","delayMs","jitterMs","seed"} (for pays that do not say), DELETE /sim/faults (also resets GET /sim/stats/KIND:
         calls and the most in flight at once). --service URL: Stripe's webhook target.
       exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
       """;
@@ -271,6 +273,20 @@ public final class GatewaySimCommand {
             .put("trade", trade(t)));
         return;
       }
+      Faults.NotificationVerdict fault = apis.faults().nextNotification(kind);
+      if (fault != null) {
+        // Injected notification faults, where the request does not say otherwise.
+        spec = spec.copy();
+        if (!spec.containsKey("notify")) {
+          spec.put("notify", !fault.drop());
+        }
+        if (!spec.containsKey("duplicates")) {
+          spec.put("duplicates", fault.duplicates());
+        }
+        if (!spec.containsKey("delayMs")) {
+          spec.put("delayMs", fault.delayMs());
+        }
+      }
       if (!spec.getBoolean("notify", true)) {
         json(ctx, 200, trade(t).put("notified", false));
         return;
@@ -285,6 +301,10 @@ public final class GatewaySimCommand {
       }
       pay(vertx, config, sender, pay).onComplete(ar -> answer(ctx, ar.map(report -> trade(t).put("notified", true)
           .put("report", report))));
+    });
+    router.post("/sim/faults/:kind/notifications").handler(ctx -> {
+      apis.faults().setNotifications(ctx.pathParam("kind"), ctx.body().asJsonObject());
+      json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("notifications", ctx.body().asJsonObject()));
     });
     router.post("/sim/faults/:kind").handler(ctx -> {
       apis.faults().set(ctx.pathParam("kind"), ctx.body().asJsonObject());

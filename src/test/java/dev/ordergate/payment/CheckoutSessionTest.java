@@ -190,6 +190,33 @@ class CheckoutSessionTest {
     assertEquals("CLOSED", listed(trap).getString("recordedState"));
   }
 
+  /** The simulator's notification faults: every notification dropped, then every one sent twice. */
+  @Test
+  void theSimulatorDropsAndDuplicatesNotificationsWhenToldTo() {
+    sim.http.postAbs(sim.url() + "/sim/faults/wechatpay-v3/notifications")
+        .sendBuffer(Buffer.buffer(new JsonObject().put("dropShare", 1.0).encode())).await();
+    String lost = newOrder(120, 600);
+    open(lost, Sandbox.WECHATPAY);
+    JsonObject dropped = payDefault("wechatpay-v3", lost, Sandbox.WECHATPAY);
+    assertEquals(false, dropped.getBoolean("notified"), dropped.encode());
+    assertEquals("PENDING_PAYMENT", app.getOrder(lost).getString("status"), "the notification never came");
+    sim.http.postAbs(sim.url() + "/sim/faults/wechatpay-v3/notifications")
+        .sendBuffer(Buffer.buffer(new JsonObject().put("duplicateShare", 1.0).put("delayMs", 50).encode())).await();
+    String twice = newOrder(130, 600);
+    open(twice, Sandbox.WECHATPAY);
+    JsonObject sent = payDefault("wechatpay-v3", twice, Sandbox.WECHATPAY);
+    assertEquals(2, sent.getJsonObject("report").getJsonArray("notifications").size(), sent.encode());
+    assertEquals("PAID", app.getOrder(twice).getString("status"));
+  }
+
+  /** The buyer pays; the request leaves the notification's fate to the simulator's faults. */
+  private static JsonObject payDefault(String kind, String ref, String channel) {
+    return sim.http.postAbs(sim.url() + "/sim/trades/" + kind + "/" + ref + "/pay")
+        .sendBuffer(Buffer.buffer(new JsonObject()
+            .put("notifyUrl", "http://127.0.0.1:" + app.verticle.port() + "/api/callbacks/" + channel).encode()))
+        .await().bodyAsJsonObject();
+  }
+
   /**
    * {@code payments.closeBeforeCancel: off} (the drill's baseline): the cancel calls no gateway, the trade stays
    * payable and the attempt reads UNCLOSED until its gateway deadline has passed, then CLOSED (the gateway closed
