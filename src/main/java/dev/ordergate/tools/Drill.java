@@ -96,6 +96,15 @@ public final class Drill {
     Future<Void> scan(String kind, String ref);
 
     Future<JsonArray> trades();
+
+    /**
+     * Reconciles {@code channel}'s {@code day} against its gateway's bill (the report as
+     * {@code GET /admin/reconcile/gateway} answers it); {@code apply} puts the missing payments through the gate.
+     * Null (the default): the drill asks the service over HTTP, report only.
+     */
+    default Future<JsonObject> reconcile(String channel, java.time.LocalDate day, boolean apply) {
+      return null;
+    }
   }
 
   /** What one order was told, in any order the answers arrived. */
@@ -699,6 +708,32 @@ public final class Drill {
         trades.put(trade.getString("orderNo"), trade);
       }
     }
+    JsonObject books = books(trades, anomalies);
+    JsonObject reconcile;
+    try {
+      reconcile = gatewayReconcile(false);
+    } catch (RuntimeException e) {
+      anomalies.add(new Anomaly(null, "GATEWAY_RECONCILE_FAILED", String.valueOf(e.getMessage())));
+      return books.put("counts", gatewayCounts.toJson()).put("gatewayReconcile", new JsonObject().put("available", true)
+          .put("ok", false).put("summary", "failed: " + e.getMessage()));
+    }
+    if (reconcile.getBoolean("available") && reconcile.getLong("missingReceipts", 0L) > 0 && reconcile.getBoolean("canApply")) {
+      // Recover the lost notifications from the bill, then count again what is recorded nowhere.
+      JsonObject applied = gatewayReconcile(true);
+      readBack(new ArrayList<>(tracks.values()));
+      JsonObject after = books(trades, new ArrayList<>());
+      JsonObject again = gatewayReconcile(false);
+      reconcile = new JsonObject().put("available", true).put("before", reconcile).put("applied", applied)
+          .put("after", again).put("unrecordedAfterApply", after.getJsonObject("unrecordedPayments"))
+          .put("summary", reconcile.getString("summary") + "; --apply: " + applied.getLong("resolved", 0L)
+              + " applied, then " + again.getString("summary") + ", recorded nowhere "
+              + after.getJsonObject("unrecordedPayments").getLong("count"));
+    }
+    return books.put("counts", gatewayCounts.toJson()).put("gatewayReconcile", reconcile);
+  }
+
+  /** What the gateways took against what the service recorded (see {@link #gatewayReport}). */
+  private JsonObject books(Map<String, JsonObject> trades, List<Anomaly> anomalies) {
     Map<String, List<JsonObject>> exceptions = new HashMap<>();
     Tally exceptionStatus = new Tally();
     for (JsonObject e : runExceptions()) {
@@ -754,64 +789,72 @@ public final class Drill {
             + fin.getString("paidTxnId") + " but the gateway's payment is " + txn));
       }
     }
-    JsonObject reconcile = gatewayReconcile();
     return new JsonObject()
-        .put("counts", gatewayCounts.toJson())
         .put("takenAtGateway", takenAtGateway)
         .put("paidByQuery", paidByQuery)
         .put("moneyOnCancelledOrders", new JsonObject().put("count", takenOnCancelled)
             .put("amountCents", takenOnCancelledCents).put("recordedAsExceptions", cancelledRecorded))
         .put("exceptionOrders", exceptionStatus.toJson().put("total", exceptionStatus.total()))
         .put("refundsRequested", exceptionStatus.get("REFUND_PENDING") + exceptionStatus.get("REFUNDED")
-            + exceptionStatus.get("REFUND_FAILED"))
+            + exceptionStatus.get("REFUND_FAILED") + exceptionStatus.get("REFUND_PROCESSING"))
         .put("lostNotifications", new JsonObject().put("dropped", dropped).put("recoveredByQuery", droppedRecovered))
-        .put("unrecordedPayments", new JsonObject().put("count", unrecorded).put("amountCents", unrecordedCents))
-        .put("gatewayReconcile", reconcile);
+        .put("unrecordedPayments", new JsonObject().put("count", unrecorded).put("amountCents", unrecordedCents));
   }
 
   /**
-   * Reconciliation against each gateway's bill of the run's day(s) ({@code GET /admin/reconcile/gateway}, the
-   * gateway's day: China time for WeChat Pay and Alipay, UTC for Stripe), report only, keeping the findings
-   * that name this run's orders (the database and the simulator may hold other runs'). A 404 means this
-   * build has no gateway reconciliation: {@code available} false.
+   * Reconciliation against each gateway's bill of the run's day(s) (the gateway's day: China time for WeChat
+   * Pay and Alipay, UTC for Stripe), keeping the findings that name this run's orders (the database and the
+   * simulator may hold other runs'). In process when the side offers it ({@code apply} possible), else
+   * {@code GET /admin/reconcile/gateway} (report only); a 404 from the router: {@code available} false.
    */
-  private JsonObject gatewayReconcile() {
+  private JsonObject gatewayReconcile(boolean apply) {
     String prefix = "DR-" + options.runId() + "-";
     JsonObject byChannel = new JsonObject();
-    long findings = 0;
-    boolean ok = true;
+    Tally checks = new Tally();
+    long resolved = 0;
+    boolean canApply = true;
     for (Map.Entry<String, String> ch : new java.util.TreeMap<>(channelKinds).entrySet()) {
       java.time.ZoneId zone = ch.getValue().equals("stripe") ? java.time.ZoneOffset.UTC : java.time.ZoneId.of("Asia/Shanghai");
       java.util.Set<java.time.LocalDate> days = new java.util.TreeSet<>(List.of(
           java.time.LocalDate.ofInstant(startedAt, zone), java.time.LocalDate.now(zone)));
       JsonArray mine = new JsonArray();
       for (java.time.LocalDate day : days) {
-        HttpResponse<Buffer> resp = client.send(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + ch.getKey()
-            + "&date=" + day, null, true).await();
-        if (resp.statusCode() == 404 && (resp.bodyAsString() == null || !resp.bodyAsString().contains("UNKNOWN_CHANNEL"))) {
-          return new JsonObject().put("available", false).put("summary", "not available in this build");
+        JsonObject report;
+        Future<JsonObject> inProcess = gateway.reconcile(ch.getKey(), day, apply);
+        if (inProcess != null) {
+          report = inProcess.await();
+        } else {
+          canApply = false;
+          HttpResponse<Buffer> resp = client.send(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + ch.getKey()
+              + "&date=" + day, null, true).await();
+          String body = resp.bodyAsString() == null ? "" : resp.bodyAsString();
+          if (resp.statusCode() == 404 && !body.contains("UNKNOWN_CHANNEL")) {
+            return new JsonObject().put("available", false).put("summary", "not available in this build");
+          }
+          if (resp.statusCode() != 200) {
+            throw new IllegalStateException("GET /admin/reconcile/gateway for " + ch.getKey() + " " + day + ": HTTP "
+                + resp.statusCode() + " " + body);
+          }
+          report = resp.bodyAsJsonObject();
         }
-        if (resp.statusCode() != 200) {
-          ok = false;
-          mine.add(new JsonObject().put("error", "HTTP " + resp.statusCode() + " " + resp.bodyAsString()));
-          continue;
-        }
-        JsonObject report = resp.bodyAsJsonObject();
-        Object list = report.getValue("findings");
-        if (list instanceof JsonArray all) {
-          for (Object f : all) {
-            if (String.valueOf(f).contains(prefix)) {
-              mine.add(f);
+        for (Object c : report.getJsonArray("checks", new JsonArray())) {
+          for (Object f : ((JsonObject) c).getJsonArray("listed", new JsonArray())) {
+            JsonObject finding = (JsonObject) f;
+            if (String.valueOf(finding.getString("orderNo")).startsWith(prefix)) {
+              mine.add(finding);
+              checks.add(finding.getString("check"));
+              resolved += finding.getString("resolution") != null ? 1 : 0;
             }
           }
         }
       }
-      findings += mine.size();
-      ok &= mine.isEmpty();
       byChannel.put(ch.getKey(), mine);
     }
-    return new JsonObject().put("available", true).put("ok", ok).put("findings", findings).put("byChannel", byChannel)
-        .put("summary", ok ? "clean" : findings + " finding(s) on this run's orders");
+    long findings = checks.total();
+    return new JsonObject().put("available", true).put("canApply", canApply).put("apply", apply)
+        .put("ok", findings == 0).put("findings", findings).put("checks", checks.toJson())
+        .put("missingReceipts", checks.get("MISSING_RECEIPT")).put("resolved", resolved).put("byChannel", byChannel)
+        .put("summary", findings == 0 ? "clean" : findings + " finding(s) (" + checks.line() + ")");
   }
 
   /** This run's exception orders ({@code GET /admin/exceptions}, every page). */
