@@ -129,7 +129,9 @@ public final class StripeApi extends SimApi {
   }
 
   private static JsonObject intent(TradeBook.Trade t) {
-    return new JsonObject().put("id", t.ref).put("object", "payment_intent").put("amount", t.amountCents)
+    // A Checkout Session's payment is its PaymentIntent's (the Session itself is no intent).
+    String id = t.ref.startsWith("cs_") ? sessionIntent(t.ref) : t.ref;
+    return new JsonObject().put("id", id).put("object", "payment_intent").put("amount", t.amountCents)
         .put("amount_received", t.state == TradeBook.State.PAID ? t.amountCents : 0)
         .put("currency", t.currency.toLowerCase(Locale.ROOT)).put("status", status(t))
         .put("client_secret", t.clientValue).put("metadata", new JsonObject().put("orderNo", t.orderNo));
