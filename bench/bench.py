@@ -50,6 +50,7 @@ SIZES = {
     "late_orders": (20000, 2000),
     "late_spread_seconds": (20, 5),
     "relay_seconds": (20, 3),         # each relay-on run
+    "relay_probes": (2, 1),           # open-loop probes for the rate the relay keeps up with, per sink
     "steady_seconds": (60, 8),        # the retention run: outbox size over time
     # issue 12, trigger tiers (ordergate trigger-bench)
     "trig_orders": (20000, 1000),
@@ -57,6 +58,10 @@ SIZES = {
     "trig_fallback_ms": (300000, 5000),
     "trig_noise_keys": (200000, 5000),
 }
+
+# The bench's webhook receiver takes batches (outbox.sinks.<TYPE>.batchMax): the configuration a user with
+# a receiver that allows it runs.
+WEBHOOK_BATCH = 100
 
 TARGETS = {
     "relay_lag_p99_s": 1.0,
@@ -394,7 +399,8 @@ class Bench:
                 db = self.create_db(f"relay_{sink}", template=self.tpl)
                 outbox = {"enabled": True, "retentionHours": 1}
                 if sink == "webhook":
-                    outbox["sinks"] = {t: {"url": receiver.url + "/" + t} for t in ("ORDER_PAID", "NOTIFY_SMS", "ORDER_CANCELLED")}
+                    outbox["sinks"] = {t: {"url": receiver.url + "/" + t, "batchMax": WEBHOOK_BATCH}
+                                       for t in ("ORDER_PAID", "NOTIFY_SMS", "ORDER_CANCELLED")}
                 svc = self.start_service(db, f"relay-{sink}", outbox=outbox)
                 self.cb_svc = svc
                 self.replay(db, f"rw{sink}", z["service_warmup"] // 3, connections=64, warmup=0)
@@ -402,21 +408,21 @@ class Bench:
                 res = {}
                 best_off = max(r["throughputPerSecond"] for r in self.results["callbacks"]["closed"].values())
                 for mode, rate in (("closed", 0), ("open", half)):
-                    n = int((rate or best_off) * z["relay_seconds"])
-                    t0 = self.psql(db, "SELECT now()")
-                    with OutboxSampler(self, db) as sampler:
-                        r = self.replay(db, f"r{sink}{mode}", n, connections=256, rate=rate)
-                        drained = self.wait_drained(db, 60)
-                    lag = self.psql(db, f"""SELECT count(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at)),
-                        percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at)),
-                        max(extract(epoch FROM delivered_at - created_at))
-                        FROM outbox_events WHERE created_at >= '{t0}' AND status = 'DELIVERED'""").split("|")
-                    r["relay"] = {"delivered": int(lag[0]), "lagP50": float(lag[1] or 0), "lagP99": float(lag[2] or 0),
-                                  "lagMax": float(lag[3] or 0), "pendingMax": sampler.max_pending,
-                                  "pendingEnd": sampler.last_pending, "drainSeconds": drained}
-                    log(f"relay {sink} {mode}: {r['throughputPerSecond']:.0f} callbacks/s, lag p99 {r['relay']['lagP99']:.3f} s, "
-                        f"pending max {sampler.max_pending}, drained in {drained:.1f} s")
-                    res[mode] = r
+                    res[mode] = self.relay_run(db, sink, mode, rate or best_off, rate)
+                # The rate the relay keeps up with: open-loop probes around half the relay-off maximum; the
+                # highest that keeps the lag p99 (undelivered events counted at their wait) under the target.
+                probes = [res["open"]]
+                fractions = (0.75, 1.0) if self.keeps_up(res["open"]) else (0.35, 0.2)
+                for f in fractions[:z["relay_probes"]]:
+                    r = self.relay_run(db, sink, f"probe{int(f * 100)}", best_off * f, best_off * f)
+                    probes.append(r)
+                    if self.keeps_up(r) != self.keeps_up(res["open"]):
+                        break
+                kept = [r for r in probes if self.keeps_up(r)]
+                res["probes"] = [{"rate": r["rate"], "achieved": r["throughputPerSecond"], "lagP99": r["relay"]["lagP99"],
+                                  "pendingEnd": r["relay"]["pendingAtLoadEnd"], "p99": r["latencyMs"]["p99"]} for r in probes]
+                res["runs"] = probes
+                res["sustained"] = max(kept, key=lambda r: r["throughputPerSecond"]) if kept else None
                 self.stop_service(svc)
                 self.drop_db(db)
                 out[sink] = res
@@ -424,7 +430,36 @@ class Bench:
         finally:
             receiver.close()
         out["receiverRequests"] = receiver.count
+        out["receiverEvents"] = receiver.events
         self.results["relay"] = out
+
+    def relay_run(self, db, sink, mode, expected_rate, rate):
+        """One relay-on replay (rate 0: closed loop), then the drain; the lag is over every event created
+        in the run, an undelivered one counted at its wait so far (a relay that falls behind shows it)."""
+        z = self.size
+        n = int(expected_rate * z["relay_seconds"])
+        t0 = self.psql(db, "SELECT now()")
+        with OutboxSampler(self, db) as sampler:
+            r = self.replay(db, f"r{sink}{mode}", n, connections=256, rate=rate)
+            at_end = int(self.psql(db, "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'"))
+            drained = self.wait_drained(db, 60)
+        lag = self.psql(db, f"""SELECT count(*), count(delivered_at),
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(delivered_at, now()) - created_at)),
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(delivered_at, now()) - created_at)),
+            max(extract(epoch FROM coalesce(delivered_at, now()) - created_at))
+            FROM outbox_events WHERE created_at >= '{t0}' AND type <> 'REFUND_REQUESTED'""").split("|")
+        r["rate"] = rate
+        r["relay"] = {"created": int(lag[0]), "delivered": int(lag[1]), "lagP50": float(lag[2] or 0),
+                      "lagP99": float(lag[3] or 0), "lagMax": float(lag[4] or 0), "pendingMax": sampler.max_pending,
+                      "pendingEnd": sampler.last_pending, "pendingAtLoadEnd": at_end, "drainSeconds": drained}
+        log(f"relay {sink} {mode}: {r['throughputPerSecond']:.0f} callbacks/s (asked {rate or 'closed loop'}), "
+            f"lag p99 {r['relay']['lagP99']:.3f} s, pending max {sampler.max_pending}, at the load's end {at_end}, "
+            f"drained in {drained:.1f} s")
+        return r
+
+    @staticmethod
+    def keeps_up(r):
+        return r["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"] and r["relay"]["delivered"] == r["relay"]["created"]
 
     def wait_drained(self, db, limit):
         """Seconds until no event is pending (at most `limit`)."""
@@ -657,15 +692,20 @@ class Bench:
         if rl:
             for sink in ("log", "webhook"):
                 c, o = rl[sink]["closed"], rl[sink]["open"]
-                rc = c["throughputPerSecond"] / pg_simple
-                keeps = c["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
-                add(f"| 1{'b' if sink == 'log' else 'c'} | callbacks/s with the outbox relay on, {sink} sink"
-                    f"{' (a Python receiver on loopback)' if sink == 'webhook' else ' (as shipped)'}, closed loop 256, vs "
-                    f"pgbench `callback.sql`; relay lag (created -> delivered) p99 and the backlog's peak at that rate | "
-                    f"{c['throughputPerSecond']:,.0f} vs {pg_simple:,.0f} tps: **{rc:.2f}x**; lag p99 {c['relay']['lagP99']:.2f} s, "
-                    f"backlog peak {c['relay']['pendingMax']:,} (relay off: {best:,.0f}/s, {ratio:.2f}x) | "
-                    f">= {TARGETS['callbacks']}x with lag p99 <= {TARGETS['relay_lag_p99_s']:.0f} s | "
-                    f"{yes(rc >= TARGETS['callbacks'] and keeps)} |")
+                sus = rl[sink].get("sustained")
+                rs = sus["throughputPerSecond"] / pg_simple if sus else 0.0
+                probes = ", ".join(f"{p['achieved']:,.0f}/s lag p99 {p['lagP99']:.2f} s" for p in rl[sink].get("probes", []))
+                add(f"| 1{'b' if sink == 'log' else 'c'} | callbacks/s with the outbox relay on and keeping up, {sink} sink"
+                    f"{f' (a Python receiver on loopback, batchMax {WEBHOOK_BATCH})' if sink == 'webhook' else ' (as shipped)'}: the highest open-loop "
+                    f"rate probed whose relay lag p99 (every event created, undelivered ones at their wait) is <= "
+                    f"{TARGETS['relay_lag_p99_s']:.0f} s, vs pgbench `callback.sql` | "
+                    + (f"{sus['throughputPerSecond']:,.0f} vs {pg_simple:,.0f} tps: **{rs:.2f}x**; lag p99 "
+                       f"{sus['relay']['lagP99']:.2f} s, backlog peak {sus['relay']['pendingMax']:,}" if sus else
+                       "**none of the probed rates**")
+                    + f" (probes: {probes}; closed loop 256: {c['throughputPerSecond']:,.0f}/s with lag p99 "
+                    f"{c['relay']['lagP99']:.2f} s, backlog peak {c['relay']['pendingMax']:,}; relay off: {best:,.0f}/s, "
+                    f"{ratio:.2f}x) | >= {TARGETS['callbacks']}x with lag p99 <= {TARGETS['relay_lag_p99_s']:.0f} s | "
+                    f"{yes(rs >= TARGETS['callbacks'])} |")
                 ol = o["latencyMs"]
                 okl = o["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
                 add(f"| 2{'b' if sink == 'log' else 'c'} | relay on, {sink} sink: open loop at {cb['openRate']:,.0f}/s (half the "
@@ -743,6 +783,21 @@ class Bench:
         add("\nA Sort appears where the planner's custom plan (the first 5 executions of each session) prefers a "
             "bitmap scan because the due rows are a large share of a small table; the generic plan is an Index Scan "
             "on orders_pending_expiry that stops after LIMIT rows.")
+        if rl:
+            add("\n### 1b-2c. Relay on\n")
+            add("Lag = delivered_at - created_at over every event the run created; an event still undelivered when the "
+                "drain (up to 60 s after the load) gave up counts at its wait so far.\n")
+            add("| sink | run | asked /s | achieved /s | callback p99 ms | lag p50 / p99 / max s | delivered / created | "
+                "backlog peak / at the load's end | drained in s |")
+            add("|---|---|---|---|---|---|---|---|---|")
+            for sink in ("log", "webhook"):
+                runs = [("closed", rl[sink]["closed"])] + [(f"probe {i}", p) for i, p in enumerate(rl[sink].get("runs", []))]
+                for name, r in runs:
+                    x = r["relay"]
+                    add(f"| {sink} | {name} | {r.get('rate') or 'closed 256'} | {r['throughputPerSecond']:,.0f} | "
+                        f"{r['latencyMs']['p99']} | {x['lagP50']:.2f} / {x['lagP99']:.2f} / {x['lagMax']:.2f} | "
+                        f"{x['delivered']:,} / {x['created']:,} | {x['pendingMax']:,} / {x.get('pendingAtLoadEnd', 0):,} | "
+                        f"{x['drainSeconds']:.1f} |")
         if R.get("triggers"):
             add("")
             add(R["triggers"])
@@ -810,13 +865,15 @@ class SinkReceiver:
         import threading
         outer = self
         self.count = 0
+        self.events = 0
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 outer.count += 1
+                outer.events += body.count(b'"eventId"')
                 self.send_response(204)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

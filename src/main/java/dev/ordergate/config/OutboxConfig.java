@@ -9,7 +9,10 @@ import java.util.Set;
  * webhook; a type without one goes to the log sink. Refund requests go to their channel's
  * {@code refundUrl} instead. Delivered events older than {@code retentionHours} (fractions allowed; 0
  * keeps them forever) are deleted every {@code pruneIntervalMs}, in batches; refund requests are kept
- * (reconcile proves each REFUNDED exception by its delivered request).
+ * (reconcile proves each REFUNDED exception by its delivered request). {@code concurrency}: how many
+ * log-sink statements one relay runs at once while it has a backlog (each takes a pool connection).
+ * {@code sinkBatchMax}: per event type, the most events one POST to its sink carries (absent: one event
+ * per POST, the body being the envelope itself).
  */
 public record OutboxConfig(
     boolean enabled,
@@ -22,12 +25,19 @@ public record OutboxConfig(
     long httpTimeoutMs,
     Map<String, String> sinkUrls,
     double retentionHours,
-    long pruneIntervalMs) {
+    long pruneIntervalMs,
+    int concurrency,
+    Map<String, Integer> sinkBatchMax) {
 
   /** The relay's settings with the default retention (72 h, pruned every minute). */
   public OutboxConfig(boolean enabled, long pollMs, int batchSize, int maxAttempts, long baseDelayMs, long maxDelayMs,
                       long leaseMs, long httpTimeoutMs, Map<String, String> sinkUrls) {
-    this(enabled, pollMs, batchSize, maxAttempts, baseDelayMs, maxDelayMs, leaseMs, httpTimeoutMs, sinkUrls, 72, 60_000);
+    this(enabled, pollMs, batchSize, maxAttempts, baseDelayMs, maxDelayMs, leaseMs, httpTimeoutMs, sinkUrls, 72, 60_000, 2, Map.of());
+  }
+
+  /** The most events one POST to {@code type}'s sink carries: 1 unless {@code batchMax} says more. */
+  public int batchMax(String type) {
+    return sinkBatchMax.getOrDefault(type, 1);
   }
 
   /** Event types a sink may be configured for (REFUND_REQUESTED goes to the channel's refundUrl). */
@@ -42,6 +52,7 @@ public record OutboxConfig(
     }
     long baseDelayMs = r.integer("outbox.baseDelayMs", 1_000, 1, 3_600_000);
     Map<String, String> sinks = new LinkedHashMap<>();
+    Map<String, Integer> batchMax = new LinkedHashMap<>();
     for (String type : r.object("outbox.sinks").fieldNames()) {
       if (type.startsWith("_")) {
         continue;
@@ -57,6 +68,10 @@ public record OutboxConfig(
           throw new ConfigException(key + ".url", "must be an http(s) URL, got " + Secrets.redactUrls(url));
         }
         sinks.put(type, url);
+        int max = r.intValue(key + ".batchMax", 1, 1, 1_000);
+        if (max > 1) {
+          batchMax.put(type, max);
+        }
       }
     }
     return new OutboxConfig(
@@ -70,6 +85,8 @@ public record OutboxConfig(
         httpTimeoutMs,
         Map.copyOf(sinks),
         r.number("outbox.retentionHours", 72, 0, 24 * 3650),
-        r.integer("outbox.pruneIntervalMs", 60_000, 100, 86_400_000));
+        r.integer("outbox.pruneIntervalMs", 60_000, 100, 86_400_000),
+        r.intValue("outbox.concurrency", 2, 1, 16),
+        Map.copyOf(batchMax));
   }
 }

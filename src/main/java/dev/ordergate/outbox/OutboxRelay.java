@@ -80,6 +80,7 @@ public final class OutboxRelay extends VerticleBase {
   private final String[] logTypes;
 
   private HttpClientAgent client;
+  private SinkBatches batches;
   private long timerId = -1;
   private long pruneTimer = -1;
   private long timerDueAt;
@@ -96,6 +97,8 @@ public final class OutboxRelay extends VerticleBase {
   private long gaugesRefreshedAt;
   private final List<Delivered> deliveredQueue = new ArrayList<>();
   private boolean marking;
+  /** Log-sink statements per claim cycle: 1, or {@code outbox.concurrency} while batches come back full. */
+  private int logLanes = 1;
   /** Event types delivered by another component instead of HTTP or the log (the broker tier's ORDER_TIMEOUT). */
   private final Map<OutboxEventType, Function<OutboxEvent, Future<Void>>> routes = new EnumMap<>(OutboxEventType.class);
 
@@ -121,6 +124,7 @@ public final class OutboxRelay extends VerticleBase {
   public Future<?> start() {
     client = vertx.createHttpClient(new HttpClientOptions()
         .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, config.httpTimeoutMs())));
+    batches = new SinkBatches(context, this::post);
     signal.listen(listener);
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
@@ -230,33 +234,44 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   /**
-   * The log sink: one transaction marks a batch of log-sunk events delivered and writes their lines
-   * before it commits (at least once, no lease). Answers whether the batch was full.
+   * The log sink: each lane's transaction marks a batch of log-sunk events delivered and writes their
+   * lines before it commits (at least once, no lease). One lane while the batches come back short;
+   * {@code outbox.concurrency} lanes at once while they come back full, so a backlog is worked off
+   * with more than one connection's share of the database. Answers whether a batch was full.
    */
   private Future<Boolean> deliverToLog() {
+    int lanes = logLanes;
+    List<Future<Boolean>> runs = new ArrayList<>(lanes);
+    for (int i = 0; i < lanes; i++) {
+      runs.add(deliverToLogLane());
+    }
+    return Future.all(runs).map(all -> {
+      boolean full = runs.stream().anyMatch(Future::result);
+      logLanes = full ? config.concurrency() : 1;
+      return full;
+    });
+  }
+
+  private Future<Boolean> deliverToLogLane() {
     int orders = config.batchSize();
+    boolean lines = SINK_LOG.isDebugEnabled();
     return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
-            .compose(x -> conn.preparedQuery(OutboxSql.DELIVER_TO_LOG)
+            .compose(x -> conn.preparedQuery(lines ? OutboxSql.DELIVER_TO_LOG : OutboxSql.DELIVER_TO_LOG_QUIET)
                 .execute(Params.of(orders, MAX_CHAIN, logTypes, instanceId)))
             .map(rows -> {
-              List<OutboxEvent> events = new ArrayList<>(rows.size());
-              for (Row row : rows) {
-                OutboxEvent e = OutboxEvent.of(row);
-                events.add(e);
-                if (SINK_LOG.isDebugEnabled()) {
+              if (lines) {
+                for (Row row : rows) {
+                  OutboxEvent e = OutboxEvent.of(row);
                   SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payload().encode());
                 }
               }
-              return events;
-            }))
-        .map(events -> {
-          Set<String> orderNos = new HashSet<>();
-          for (OutboxEvent e : events) {
-            orderNos.add(e.orderNo());
-            metrics.delivery(e.type(), "delivered");
-          }
-          return orderNos.size() >= orders;
-        });
+              Set<String> orderNos = new HashSet<>();
+              for (Row row : rows) {
+                orderNos.add(row.getString("order_no"));
+                metrics.delivery(OutboxEventType.valueOf(row.getString("type")), "delivered");
+              }
+              return orderNos.size() >= orders;
+            }));
   }
 
   private Future<Boolean> claimForSinks() {
@@ -389,6 +404,10 @@ public final class OutboxRelay extends VerticleBase {
     long deadline = deadlineMs(claimedAt);
     if (deadline < MIN_DELIVERY_MS) {
       return Future.failedFuture(new IllegalStateException("not delivered: the claim's lease is nearly over"));
+    }
+    int batchMax = event.type() == OutboxEventType.REFUND_REQUESTED ? 1 : config.batchMax(event.type().name());
+    if (batchMax > 1) {
+      return batches.deliver(url, batchMax, event, deadline);
     }
     return post(url, event.id().toString(), body, deadline);
   }

@@ -36,6 +36,20 @@ class OutboxConfigTest {
         .put("ORDER_PAID", new JsonObject().put("url", "http://warehouse.local/hook")))).outbox();
     assertEquals("http://warehouse.local/hook", c.sinkUrls().get("ORDER_PAID"));
     assertEquals(1, c.sinkUrls().size());
+    assertEquals(1, c.batchMax("ORDER_PAID"), "one event per POST unless batchMax says more");
+    assertEquals(2, c.concurrency());
+  }
+
+  @Test
+  void aSinkMayTakeBatches() {
+    OutboxConfig c = with(new JsonObject().put("concurrency", 4).put("sinks", new JsonObject()
+        .put("ORDER_PAID", new JsonObject().put("url", "http://warehouse.local/hook").put("batchMax", 100)))).outbox();
+    assertEquals(100, c.batchMax("ORDER_PAID"));
+    assertEquals(1, c.batchMax("NOTIFY_SMS"));
+    assertEquals(4, c.concurrency());
+    assertTrue(failure(new JsonObject().put("sinks", new JsonObject().put("ORDER_PAID",
+        new JsonObject().put("url", "http://x").put("batchMax", 0)))).contains("outbox.sinks.ORDER_PAID.batchMax"));
+    assertTrue(failure(new JsonObject().put("concurrency", 0)).contains("outbox.concurrency"));
   }
 
   @Test

@@ -261,6 +261,124 @@ class OutboxRelayTest {
   }
 
   /**
+   * Issue 13: a sink with {@code batchMax} takes many events per POST ({@code {"events": [...]}}). The first
+   * two POSTs to ORDER_PAID fail whole and are retried; each order's SMS still leaves only after its
+   * ORDER_PAID was accepted, every event arrives, and far fewer POSTs than events are made.
+   */
+  @Test
+  void aBatchingSinkTakesManyEventsPerPostAndEachOrderStaysInOrder() {
+    int orders = 30;
+    paidOrders(orders);
+    endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_PAID") && n <= 2 ? 503 : 200;
+    Map<String, String> sinks = Map.of("ORDER_PAID", endpoint.url("/sink/ORDER_PAID"),
+        "NOTIFY_SMS", endpoint.url("/sink/NOTIFY_SMS"));
+    OutboxConfig config = new OutboxConfig(true, 100, 100, 5, 20, 1_000, 60_000, 5_000, sinks, 72, 60_000, 2,
+        Map.of("ORDER_PAID", 50, "NOTIFY_SMS", 50));
+    relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+        app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "batcher")).await());
+    eventually("every event is delivered", () -> undelivered() == 0);
+
+    Map<String, Integer> lastPaidAccepted = new HashMap<>();
+    Map<String, Integer> firstSms = new HashMap<>();
+    Set<String> eventIds = new HashSet<>();
+    Map<String, Integer> failedTries = new HashMap<>();
+    int posts = 0;
+    int paidPosts = 0;
+    for (FakeEndpoint.Received r : endpoint.received) {
+      posts++;
+      boolean accepted = !r.path().equals("/sink/ORDER_PAID") || ++paidPosts > 2;
+      for (Object o : r.body().getJsonArray("events")) {
+        JsonObject envelope = (JsonObject) o;
+        String orderNo = envelope.getString("orderNo");
+        if (r.path().equals("/sink/ORDER_PAID")) {
+          assertEquals("ORDER_PAID", envelope.getString("type"));
+          if (accepted) {
+            lastPaidAccepted.merge(orderNo, r.index(), Math::max);
+            eventIds.add(envelope.getString("eventId"));
+          } else {
+            failedTries.merge(envelope.getString("eventId"), 1, Integer::sum);
+          }
+        } else {
+          assertEquals("NOTIFY_SMS", envelope.getString("type"));
+          firstSms.merge(orderNo, r.index(), Math::min);
+          eventIds.add(envelope.getString("eventId"));
+        }
+      }
+    }
+    assertEquals(2 * orders, eventIds.size(), "every event was accepted");
+    for (int i = 0; i < orders; i++) {
+      String orderNo = "O" + i;
+      assertTrue(lastPaidAccepted.get(orderNo) < firstSms.get(orderNo),
+          orderNo + ": the SMS left only after ORDER_PAID was accepted");
+    }
+    // One event per POST would be 3 x 30 ORDER_PAID + 30 SMS = 120 POSTs.
+    assertTrue(posts <= 20, "batched: " + posts + " POSTs for " + 2 * orders + " events (2 of them failed)");
+    assertFalse(failedTries.isEmpty());
+    for (Row row : app.rows("SELECT id::text, type, attempts FROM outbox_events")) {
+      assertEquals(1 + failedTries.getOrDefault(row.getString(0), 0), row.getInteger(2),
+          row.getString(1) + " " + row.getString(0) + ": one attempt per POST that carried it");
+    }
+  }
+
+  /**
+   * Issue 13: while batches come back full, one relay runs {@code outbox.concurrency} log-sink statements
+   * at once, and two relays run theirs side by side. Each order's events are still logged in seq order,
+   * each once: a lane never takes an event behind a head another lane holds. Orders of 20 events with
+   * batches of 3 orders (8 events per order at most) make every order span several statements.
+   */
+  @Test
+  void logSinkLanesLogEachOrdersEventsOnceAndInOrder() {
+    int orders = 40;
+    int perOrder = 20;
+    app.rows("""
+        INSERT INTO outbox_events (type, order_no, payload)
+        SELECT (ARRAY['ORDER_PAID', 'NOTIFY_SMS'])[1 + k % 2], 'L' || o, jsonb_build_object('k', k)
+        FROM generate_series(1, $2::int) k CROSS JOIN generate_series(1, $1::int) o
+        ORDER BY k, o""", orders, perOrder);
+    List<Object[]> lines = java.util.Collections.synchronizedList(new ArrayList<>());
+    ch.qos.logback.classic.Logger sink = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+        .getLogger("dev.ordergate.outbox.LogSink");
+    ch.qos.logback.classic.Level level = sink.getLevel();
+    ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> capture = new ch.qos.logback.core.AppenderBase<>() {
+      @Override
+      protected void append(ch.qos.logback.classic.spi.ILoggingEvent e) {
+        lines.add(e.getArgumentArray());
+      }
+    };
+    capture.start();
+    sink.addAppender(capture);
+    sink.setLevel(ch.qos.logback.classic.Level.DEBUG);
+    try {
+      for (String name : List.of("lanes-a", "lanes-b")) {
+        OutboxConfig config = new OutboxConfig(true, 100, 3, 5, 20, 1_000, 60_000, 5_000, Map.of(), 72, 60_000, 4, Map.of());
+        relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+            app.verticle.outboxMetrics(), app.verticle.outboxSignal(), name)).await());
+      }
+      eventually("every event is delivered", () -> undelivered() == 0);
+    } finally {
+      sink.detachAppender(capture);
+      sink.setLevel(level);
+    }
+    Map<String, Long> seqOf = new HashMap<>();
+    app.rows("SELECT id::text, seq FROM outbox_events").forEach(r -> seqOf.put(r.getString(0), r.getLong(1)));
+    Map<String, List<Long>> logged = new HashMap<>();
+    synchronized (lines) {
+      for (Object[] args : lines) {
+        logged.computeIfAbsent(String.valueOf(args[2]), k -> new ArrayList<>()).add(seqOf.get(String.valueOf(args[1])));
+      }
+    }
+    assertEquals(orders, logged.size());
+    for (Map.Entry<String, List<Long>> e : logged.entrySet()) {
+      List<Long> seqs = e.getValue();
+      assertEquals(perOrder, seqs.size(), e.getKey() + ": each event logged once");
+      assertEquals(seqs.stream().sorted().toList(), seqs, e.getKey() + ": logged in seq order");
+    }
+    Set<String> by = new HashSet<>();
+    app.rows("SELECT DISTINCT claimed_by FROM outbox_events").forEach(r -> by.add(r.getString(0)));
+    assertEquals(Set.of("lanes-a", "lanes-b"), by, "both relays delivered");
+  }
+
+  /**
    * The log sink delivers in one statement; it still waits behind an earlier event of the same order that
    * goes to a webhook (and fails there first), and every log event is marked delivered once.
    */
@@ -293,7 +411,7 @@ class OutboxRelayTest {
   void deliveredEventsPastTheRetentionAreDeletedAndNothingElse() {
     endpoint.responder = (path, n, body) -> path.equals("/sink/ORDER_CANCELLED") ? 503 : 200;
     OutboxConfig config = new OutboxConfig(true, 100, 10, 100, 60_000, 60_000, 60_000, 5_000,
-        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200);
+        Map.of("ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")), 1.0 / 3600, 200, 2, Map.of());
     relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
         app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "pruner")).await());
     paidOrders(30);
