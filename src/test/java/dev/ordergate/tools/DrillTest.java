@@ -148,6 +148,18 @@ class DrillTest {
     assertEquals(a.orders, b.orders);
     assertEquals(a.shape(), b.shape());
     assertFalse(a.orders.equals(c.orders));
+    java.util.List<String> channels = java.util.List.of("sandbox-alipay", "sandbox-stripe", "sandbox-wechatpay");
+    DrillPlan g = DrillPlan.generateGateway("R", 900, 7, 1800, 5, channels);
+    assertEquals(g.orders, DrillPlan.generateGateway("R", 900, 7, 1800, 5, channels).orders);
+    // At full scale (1800 s) the proportions are the real ones: paid at 29:58, notified at 30:20.
+    var lastSecond = g.orders.stream().flatMap(o -> o.actions().stream())
+        .filter(x -> x.kind() == DrillPlan.Kind.GATEWAY_PAY && x.timing() == DrillPlan.Timing.LAST_SECOND).toList();
+    assertFalse(lastSecond.isEmpty());
+    lastSecond.forEach(x -> {
+      assertEquals(-2_000, x.offsetMs());
+      assertEquals(22_000, x.notifyDelayMs());
+    });
+    assertEquals(300, g.shape().getLong("channel.sandbox-stripe"));
   }
 
   @Test
