@@ -794,7 +794,7 @@ class Bench:
                 runs = [("closed", rl[sink]["closed"])] + [(f"probe {i}", p) for i, p in enumerate(rl[sink].get("runs", []))]
                 for name, r in runs:
                     x = r["relay"]
-                    add(f"| {sink} | {name} | {r.get('rate') or 'closed 256'} | {r['throughputPerSecond']:,.0f} | "
+                    add(f"| {sink} | {name} | {round(r['rate']) if r.get('rate') else 'closed 256'} | {r['throughputPerSecond']:,.0f} | "
                         f"{r['latencyMs']['p99']} | {x['lagP50']:.2f} / {x['lagP99']:.2f} / {x['lagMax']:.2f} | "
                         f"{x['delivered']:,} / {x['created']:,} | {x['pendingMax']:,} / {x.get('pendingAtLoadEnd', 0):,} | "
                         f"{x['drainSeconds']:.1f} |")

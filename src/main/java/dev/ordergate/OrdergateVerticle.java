@@ -54,11 +54,13 @@ import dev.ordergate.orders.OrderService;
 import dev.ordergate.outbox.OutboxEventType;
 import dev.ordergate.outbox.OutboxMetrics;
 import dev.ordergate.outbox.OutboxRelay;
+import dev.ordergate.refund.GatewayRefunds;
 import dev.ordergate.outbox.OutboxService;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.channel.Channels;
 import dev.ordergate.channel.NotificationLog;
+import dev.ordergate.reconcile.GatewayReconciler;
 import dev.ordergate.reconcile.ReconcileMonitor;
 import dev.ordergate.reconcile.Reconciler;
 import dev.ordergate.reminder.Reminders;
@@ -108,6 +110,8 @@ public final class OrdergateVerticle extends VerticleBase {
   private CallbackCoalescer coalescer;
   private long expiryTimer = -1;
   private ReconcileMonitor reconcileMonitor;
+  private GatewayRefunds gatewayRefunds;
+  private GatewayReconciler gatewayReconciler;
   private DatabaseProbe databaseProbe;
   private final OutboxSignal outboxSignal = new OutboxSignal();
   private OutboxMetrics outboxMetrics;
@@ -183,6 +187,7 @@ public final class OrdergateVerticle extends VerticleBase {
         .onSuccess(s -> {
           server = s;
           reconcileMonitor.start();
+          gatewayRefunds.start();
           databaseProbe = new DatabaseProbe(vertx, pool, registry, DatabaseProbe.PERIOD_MS);
           databaseProbe.start();
           log.info("ordergate listening on {}:{}", config.httpHost(), s.actualPort());
@@ -216,12 +221,19 @@ public final class OrdergateVerticle extends VerticleBase {
     CancellationEffects cancellationEffects = new CancellationEffects(outbox);
     paymentGate = new PaymentGate(pool, metrics, outbox, exceptionRecorder);
     // Payment attempts and close before cancel (issue 10): outbound calls, never inside a transaction.
-    Map<String, GatewayClient> gatewayClients = GatewayClients.all(config.channels(),
-        new Outbound(WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setFollowRedirects(false),
+    Outbound outbound = new Outbound(WebClient.create(vertx, new io.vertx.ext.web.client.WebClientOptions().setFollowRedirects(false),
             new io.vertx.core.http.PoolOptions().setHttp1MaxSize(Math.max(16, 2 * config.gatewayOps().gatewayConcurrency()))),
-            config.gatewayOps().gatewayTimeoutMs(), registry), clock);
+            config.gatewayOps().gatewayTimeoutMs(), registry);
+    Map<String, GatewayClient> gatewayClients = GatewayClients.all(config.channels(), outbound, clock);
+    // Reconciliation against the gateways' bills (issue 10): same outbound clients and the same payment gate.
+    gatewayReconciler = GatewayReconciler.create(pool, config.channels(), outbound, clock, paymentGate);
     CloseBeforeCancel closeBeforeCancel = new CloseBeforeCancel(pool, gatewayClients, paymentGate,
         config.gatewayOps(), registry);
+    // Refunds through the gateways (issue 10): the outbox's REFUND_REQUESTED route and the refund notifications.
+    gatewayRefunds = new GatewayRefunds(vertx, pool, config.channels(), gatewayClients,
+        config.gatewayOps().refundQuerySeconds());
+    GatewayRefunds refunds = gatewayRefunds;
+    NotificationLog notificationLog = new NotificationLog(pool);
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics, GateHook.NONE, closeBeforeCancel);
     coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
         config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
@@ -267,7 +279,8 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/api/*").subRouter(new PaymentRoutes(new PaymentAttempts(pool, config.channels(), gatewayClients))
         .router(vertx));
     root.route("/api/*").subRouter(new CallbackRoutes(Channels.all(config.channels(), clock),
-        coalescer::submit, new NotificationLog(pool)::record, metrics).router(vertx));
+        coalescer::submit, (name, n) -> n.refund() != null ? refunds.notified(name, n) : notificationLog.record(name, n),
+        metrics).router(vertx));
     // Operator console (issue 11): sessions or the bearer token in front of every admin route, audited changes.
     AdminAuth adminAuth = new AdminAuth(config.adminToken(), new Sessions(pool, config.console()),
         new AuthThrottle(clock, registry));
@@ -281,7 +294,7 @@ public final class OrdergateVerticle extends VerticleBase {
     root.route("/admin/*").subRouter(new ExceptionRoutes(new ExceptionService(pool), audit).router(vertx, admin::authorize));
     root.route("/admin/*").subRouter(new SweepRoutes(admin, sweeper).router(vertx));
     reconcileMonitor = new ReconcileMonitor(vertx, new Reconciler(pool), registry, config.reconcile().periodMs());
-    root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor).router(vertx));
+    root.route("/admin/*").subRouter(new ReconcileRoutes(admin, reconcileMonitor, gatewayReconciler).router(vertx));
     root.route("/admin/*").subRouter(new ConsoleApiRoutes(
         new OrderRecords(pool, orders, List.copyOf(config.channels().keySet())),
         new Overview(pool, sweeper, reconcileMonitor, registry), audit).router(vertx, admin::authorize));
@@ -292,13 +305,22 @@ public final class OrdergateVerticle extends VerticleBase {
     return root;
   }
 
+  /** Reconciliation against the gateways' bills (issue 10): the drill and tests call it in process. */
+  public GatewayReconciler gatewayReconciler() {
+    return gatewayReconciler;
+  }
+
   /** The main listener's router (the bad-input test checks its route catalog against it). */
   public Router mainRouter() {
     return mainRouter;
   }
 
-  /** The relay with the routes of the optional tiers (the broker tier publishes ORDER_TIMEOUT). */
+  /**
+   * The relay with its routes: refund requests of gateway channels to their refund APIs (the others to their
+   * refundUrl), and the optional tiers' (the broker tier publishes ORDER_TIMEOUT).
+   */
   public OutboxRelay relay(OutboxRelay relay) {
+    relay.route(OutboxEventType.REFUND_REQUESTED, gatewayRefunds::deliver);
     return broker == null ? relay : relay.route(OutboxEventType.ORDER_TIMEOUT, broker::schedule);
   }
 
@@ -365,6 +387,9 @@ public final class OrdergateVerticle extends VerticleBase {
    */
   @Override
   public Future<?> stop() {
+    if (gatewayRefunds != null) {
+      gatewayRefunds.stop();
+    }
     if (reconcileMonitor != null) {
       reconcileMonitor.stop();
     }

@@ -5,7 +5,7 @@ import io.vertx.core.Future;
 import java.time.Instant;
 
 /**
- * The outbound half of a channel: open a payment at the gateway, query its trade, close it. One
+ * The outbound half of a channel: open a payment at the gateway, query its trade, close it, refund it. One
  * implementation per gateway package, each signing its requests and verifying the gateway's answers as
  * that gateway requires. Every call is a network call: never made inside a database transaction or while
  * a row lock is held. Failures are {@link GatewayFailure}.
@@ -46,4 +46,36 @@ public interface GatewayClient {
 
   /** Asks the gateway to close the trade; success says nothing about whether it was paid (query for that). */
   Future<Void> close(String reference, String orderNo);
+
+  /**
+   * A refund of one payment: {@code refundId} is ordergate's (the REFUND_REQUESTED outbox event id), sent as
+   * the gateway's idempotency key (WeChat out_refund_no, Alipay out_request_no, Stripe Idempotency-Key and
+   * metadata[refundId]) and the same on every retry, so the gateway refunds once; {@code txnId} is the
+   * payment's transaction id at the gateway (WeChat transaction_id, Alipay trade_no, the PaymentIntent).
+   */
+  record RefundRequest(String refundId, String txnId, String orderNo, long amountCents, String currency, String reason) {}
+
+  /** What the gateway says of a refund. */
+  enum RefundState {
+    /** The money went back (WeChat SUCCESS, Alipay 10000, Stripe succeeded). */
+    REFUNDED,
+    /** Accepted, result to come by notification or query (WeChat PROCESSING, Stripe pending). */
+    PENDING,
+    /** Refused or failed for good (WeChat ABNORMAL/CLOSED, Stripe failed/canceled, a business error answer). */
+    FAILED
+  }
+
+  /** {@code gatewayRefundId}: the gateway's own id (WeChat refund_id, Stripe re_...), may be null; {@code gatewayStatus}: its word. */
+  record Refund(RefundState state, String gatewayRefundId, String gatewayStatus) {}
+
+  /**
+   * Asks the gateway to refund. A business error answer (unknown or unpaid trade, already refunded) fails
+   * the future with an answered {@link GatewayFailure}: refused for good. An unreachable gateway, a 5xx, an
+   * answer whose signature does not verify, or a transient refusal (rate limited, balance short, system
+   * busy) fails it with an unreachable one: the caller retries with the same refund id.
+   */
+  Future<Refund> refund(RefundRequest request);
+
+  /** What the gateway now says of the refund {@code request.refundId()} (failures as for {@link #refund}). */
+  Future<Refund> queryRefund(RefundRequest request);
 }

@@ -33,6 +33,14 @@ public final class GatewayClients {
     }
   }
 
+  /**
+   * Whether the channel's refunds go to its gateway's refund API: a gateway kind with its outbound keys (the
+   * clients' constructors check only the keys, so none is built for real here). The ordergate kind never.
+   */
+  public static boolean refundsAtGateway(ChannelConfig config) {
+    return config.kind() != ChannelKind.ORDERGATE && of(config, null, Clock.systemUTC()) != null;
+  }
+
   public static String whyNot(ChannelConfig config) {
     return switch (config.kind()) {
       case ORDERGATE -> "channel " + config.name() + " is of kind ordergate: it has no gateway to open payments at";

@@ -103,6 +103,6 @@ public final class ExceptionSql {
       SELECT kind, count(*) AS n, count(*) FILTER (WHERE status = 'REFUND_FAILED') AS refund_failed,
              EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_s
       FROM exception_orders
-      WHERE status IN ('OPEN', 'MANUAL_REVIEW', 'REFUND_PENDING', 'REFUND_FAILED')
+      WHERE status IN ('OPEN', 'MANUAL_REVIEW', 'REFUND_PENDING', 'REFUND_PROCESSING', 'REFUND_FAILED')
       GROUP BY kind""";
 }

@@ -160,14 +160,21 @@ public final class ReconcileSql {
   /** The outbox table (migration V3, exceptions and refunds); the refund check needs it. */
   public static final String REFUND_TABLE = "outbox_events";
 
-  /** An exception order in REFUNDED has a delivered refund request in the outbox. */
+  /**
+   * An exception order in REFUNDED has a delivered refund request in the outbox, or (refunds through a
+   * gateway, issue 10) a request whose refund the gateway itself confirmed: its refund notification or
+   * query, which may come while the request waits for a retry or after it died.
+   */
   public static final String REFUNDED_HAS_DELIVERED_REQUEST = """
       SELECT e.order_no, NULL::text AS sku,
              format('exception %s (%s, %s/%s, %s cents) is REFUNDED but its refund request is %s', e.id, e.kind,
                     e.channel, e.txn_id, e.amount_cents, coalesce(ob.status, 'missing')) AS detail
       FROM exception_orders e
       LEFT JOIN outbox_events ob ON ob.exception_id = e.id AND ob.type = 'REFUND_REQUESTED'
-      WHERE e.status = 'REFUNDED' AND ob.status IS DISTINCT FROM 'DELIVERED'""";
+      WHERE e.status = 'REFUNDED' AND ob.status IS DISTINCT FROM 'DELIVERED'
+        AND (ob.id IS NULL OR NOT EXISTS (
+            SELECT 1 FROM exception_history h WHERE h.exception_id = e.id AND h.event = 'REFUND_CONFIRMED'
+              AND h.actor LIKE '%""" + RefundSql.GATEWAY_WORD + "'))";
 
   /** Whether a table exists (the outbox arrives with another migration). */
   public static final String TABLE_EXISTS = "SELECT to_regclass($1) IS NOT NULL AS present";

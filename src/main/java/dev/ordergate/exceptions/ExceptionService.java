@@ -106,7 +106,7 @@ public final class ExceptionService {
     }
     ExceptionStatus status = ExceptionStatus.valueOf(rows.iterator().next().getString("status"));
     return Future.failedFuture(switch (status) {
-      case REFUND_PENDING -> new Rejection(409, "REFUND_IN_PROGRESS",
+      case REFUND_PENDING, REFUND_PROCESSING -> new Rejection(409, "REFUND_IN_PROGRESS",
           "a refund request is in flight; resolve after it is confirmed or has failed");
       default -> new Rejection(409, "ALREADY_RESOLVED", "exception is already closed (" + status + ")");
     });

@@ -1,5 +1,6 @@
 package dev.ordergate.exceptions;
 
+import dev.ordergate.channel.GatewayClients;
 import dev.ordergate.config.ChannelConfig;
 import dev.ordergate.domain.ExceptionKind;
 
@@ -7,8 +8,9 @@ import java.util.Map;
 
 /**
  * The refund tier of a new exception: a LATE_AFTER_CANCEL or DOUBLE_PAYMENT at or below
- * {@code payments.autoRefundMaxCents} on a channel with a {@code refundUrl} is refunded
- * automatically; anything else goes to manual review. Decided in the gate's transaction.
+ * {@code payments.autoRefundMaxCents} on a channel that can refund is refunded automatically: a gateway
+ * channel (wechatpay-v3, alipay, stripe) with its outbound keys, at its gateway's refund API, or any channel
+ * with a {@code refundUrl}; anything else goes to manual review. Decided in the gate's transaction.
  */
 public record RefundPolicy(long autoRefundMaxCents, Map<String, ChannelConfig> channels) {
 
@@ -20,8 +22,10 @@ public record RefundPolicy(long autoRefundMaxCents, Map<String, ChannelConfig> c
       return new Decision(ExceptionStatus.MANUAL_REVIEW, kind + " is never refunded automatically");
     }
     ChannelConfig c = channels.get(channel);
-    if (c == null || c.refundUrl() == null) {
-      return new Decision(ExceptionStatus.MANUAL_REVIEW, "channel " + channel + " has no refundUrl");
+    if (c == null || c.refundUrl() == null && !GatewayClients.refundsAtGateway(c)) {
+      return new Decision(ExceptionStatus.MANUAL_REVIEW, c == null || c.kind() == dev.ordergate.channel.ChannelKind.ORDERGATE
+          ? "channel " + channel + " has no refundUrl"
+          : "channel " + channel + " has neither its gateway's outbound keys nor a refundUrl");
     }
     if (amountCents > autoRefundMaxCents) {
       return new Decision(ExceptionStatus.MANUAL_REVIEW,

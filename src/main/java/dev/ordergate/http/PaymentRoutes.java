@@ -1,6 +1,5 @@
 package dev.ordergate.http;
 
-import dev.ordergate.channel.GatewayFailure;
 import dev.ordergate.payment.PaymentAttempts;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -38,18 +37,6 @@ public final class PaymentRoutes {
     attempts.open(orderNo, channel)
         .onSuccess(opened -> Json.send(ctx, opened.replayed() ? 200 : 201, opened.attempt().toJson(true)
             .put("replayed", opened.replayed())))
-        .onFailure(err -> {
-          if (err instanceof GatewayFailure g) {
-            if (!g.answered()) {
-              ctx.response().putHeader("Retry-After", "1");
-            }
-            Json.send(ctx, g.answered() ? 502 : 503, new JsonObject()
-                .put("error", g.answered() ? "GATEWAY_ERROR" : "GATEWAY_UNAVAILABLE")
-                .put("message", "the gateway of channel " + g.channel() + " did not open the payment: " + g.getMessage())
-                .put("channel", g.channel()).put("gatewayCode", g.code()));
-          } else {
-            ctx.fail(err);
-          }
-        });
+        .onFailure(err -> GatewayErrors.answer(ctx, err, "open the payment"));
   }
 }

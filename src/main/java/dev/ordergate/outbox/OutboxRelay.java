@@ -114,7 +114,10 @@ public final class OutboxRelay extends VerticleBase {
         .toArray(String[]::new);
   }
 
-  /** Delivers events of {@code type} with {@code deliverer} (success = delivered); call before deploying. */
+  /**
+   * Delivers events of {@code type} with {@code deliverer} (success = delivered; a null answer: not this
+   * deliverer's event, it goes to HTTP or the log as usual); call before deploying.
+   */
   public OutboxRelay route(OutboxEventType type, Function<OutboxEvent, Future<Void>> deliverer) {
     routes.put(type, deliverer);
     return this;
@@ -376,8 +379,9 @@ public final class OutboxRelay extends VerticleBase {
 
   private Future<Void> deliver(OutboxEvent event, long claimedAt) {
     Function<OutboxEvent, Future<Void>> route = routes.get(event.type());
-    if (route != null) {
-      return route.apply(event);
+    Future<Void> routed = route == null ? null : route.apply(event);
+    if (routed != null) {
+      return routed;
     }
     String url;
     JsonObject body;

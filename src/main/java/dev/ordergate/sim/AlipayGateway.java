@@ -62,6 +62,24 @@ public final class AlipayGateway implements Gateway {
     return m;
   }
 
+  /**
+   * The notify of a refund made ({@code out_biz_no} = the refund's out_request_no, {@code refund_fee} = all
+   * refunded on the trade, {@code gmt_refund}): {@code TRADE_CLOSED} once refunded in full, else
+   * {@code TRADE_SUCCESS}.
+   */
+  public Delivery refundNotification(TradeBook.Refund r, long tradeCents, long refundedCents) {
+    Map<String, String> m = params(new Payment(r.tradeRef, r.txnId, tradeCents, r.currency,
+        refundedCents >= tradeCents ? "TRADE_CLOSED" : "TRADE_SUCCESS"));
+    String at = TIME.format((r.settledAt == null ? Instant.now() : r.settledAt).atOffset(ZoneOffset.ofHours(8)));
+    m.put("out_biz_no", r.refundId);
+    m.put("refund_fee", Yuan.of(refundedCents));
+    m.put("gmt_refund", at);
+    if (refundedCents >= tradeCents) {
+      m.put("gmt_close", at);
+    }
+    return notification(m);
+  }
+
   @Override
   public Delivery notification(Payment p, long nowSeconds) {
     return notification(params(p));

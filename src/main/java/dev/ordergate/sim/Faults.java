@@ -10,7 +10,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Fault injection per gateway kind, for its API calls ({@code open}, {@code query}, {@code close}):
+ * Fault injection per gateway kind, for its API calls ({@code open}, {@code query}, {@code close},
+ * {@code refund}, {@code refund_query}):
  * {@code latencyMs} before the call is handled, {@code status} (a 5xx answered instead) for the next
  * {@code count} calls (-1: every call), {@code hang} (never answered: the caller's timeout fires). And for the
  * notifications of payments: dropped, duplicated, delayed ({@link NotificationFault}).
@@ -22,7 +23,7 @@ public final class Faults {
     static Fault of(JsonObject spec) {
       JsonArray ops = spec.getJsonArray("ops");
       return new Fault(spec.getLong("latencyMs", 0L), spec.getInteger("status", 0), spec.getInteger("count", -1),
-          spec.getBoolean("hang", false), ops == null ? Set.of("open", "query", "close")
+          spec.getBoolean("hang", false), ops == null ? Set.of("open", "query", "close", "refund", "refund_query")
               : Set.copyOf(ops.stream().map(String::valueOf).toList()));
     }
   }

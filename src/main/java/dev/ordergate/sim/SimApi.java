@@ -10,6 +10,8 @@ abstract class SimApi {
   protected final Vertx vertx;
   protected final TradeBook trades;
   protected final Faults faults;
+  /** Sends refund notifications (set by {@link SimApis}). */
+  RefundNotifier notifier;
 
   SimApi(Vertx vertx, TradeBook trades, Faults faults) {
     this.vertx = vertx;
@@ -18,6 +20,10 @@ abstract class SimApi {
   }
 
   abstract String kind();
+
+  /** A pending refund was settled ({@code POST /sim/refunds/KIND/ID/settle}): notify as the gateway does. */
+  void settled(TradeBook.Refund refund) {
+  }
 
   /** Runs {@code handler} after the injected latency, unless a fault answers (5xx) or hangs instead. */
   protected void guarded(RoutingContext ctx, String op, Runnable handler) {

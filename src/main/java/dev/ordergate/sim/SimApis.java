@@ -23,13 +23,25 @@ public final class SimApis {
   private final WechatPayApi wechatpay;
   private final AlipayApi alipay;
   private final StripeApi stripe;
+  private final RefundNotifier notifier;
+  private final SimBills bills;
+  private final BillApi billApi;
 
-  private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe) {
+  private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe,
+                  RefundNotifier notifier, SimBills bills, String wechatAppId) {
     this.trades = trades;
     this.faults = faults;
     this.wechatpay = wechatpay;
     this.alipay = alipay;
     this.stripe = stripe;
+    this.notifier = notifier;
+    for (SimApi api : new SimApi[] {wechatpay, alipay, stripe}) {
+      if (api != null) {
+        api.notifier = notifier;
+      }
+    }
+    this.bills = bills;
+    this.billApi = new BillApi(bills, wechatpay, wechatAppId, alipay, stripe);
   }
 
   public static SimApis load(Vertx vertx, String path, SimConfig sim, Clock clock) throws IOException {
@@ -48,8 +60,10 @@ public final class SimApis {
     AlipayApi alipay = a.getString("appPublicKeyPem") == null ? null
         : new AlipayApi(vertx, trades, faults, (AlipayGateway) sim.target("alipay").gateway(), a.getString("appId"),
             Pem.publicKey(dir.resolve(a.getString("appPublicKeyPem")).toString(), "alipay.appPublicKeyPem"));
-    StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"));
-    return new SimApis(trades, faults, wechatpay, alipay, stripe);
+    StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"),
+        (StripeGateway) sim.target("stripe").gateway());
+    return new SimApis(trades, faults, wechatpay, alipay, stripe, new RefundNotifier(sim), new SimBills(trades, clock),
+        w.getString("appId"));
   }
 
   public TradeBook trades() {
@@ -60,8 +74,39 @@ public final class SimApis {
     return faults;
   }
 
+  /** Where refund notifications go (WeChat Pay REFUND.*, Stripe refund.updated / charge.refunded). */
+  public RefundNotifier notifier() {
+    return notifier;
+  }
+
+  /**
+   * Settles a pending refund ({@code SUCCEEDED} or {@code FAILED}) and, with {@code notify}, sends the
+   * gateway's notification of it. Null: no such refund; a refund settled before is answered unchanged.
+   */
+  public TradeBook.Refund settle(String kind, String refundId, TradeBook.RefundState to, boolean notify) {
+    TradeBook.Refund before = trades.refundOf(kind, refundId);
+    boolean wasPending = before != null && before.state == TradeBook.RefundState.PENDING;
+    TradeBook.Refund r = trades.settle(kind, refundId, to);
+    SimApi api = switch (kind) {
+      case "wechatpay-v3" -> wechatpay;
+      case "alipay" -> alipay;
+      case "stripe" -> stripe;
+      default -> null;
+    };
+    if (r != null && wasPending && notify && api != null) {
+      api.settled(r);
+    }
+    return r;
+  }
+
+  /** The bills' state and injections (issue 10, reconciliation). */
+  public SimBills bills() {
+    return bills;
+  }
+
   /** Mounts {@code /wechatpay/v3/...}, {@code /alipay/gateway.do} and {@code /stripe/v1/...}. */
   public void mount(Router router) {
+    billApi.mount(router);
     if (wechatpay != null) {
       wechatpay.mount(router);
     }

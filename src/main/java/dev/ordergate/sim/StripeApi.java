@@ -14,19 +14,28 @@ import java.util.concurrent.ConcurrentHashMap;
  * Stripe's PaymentIntents under {@code /stripe/v1}: create (form-encoded, {@code Idempotency-Key} replays
  * the first intent), retrieve, cancel. Bearer (or Basic) auth with the secret key. A PaymentIntent has no
  * deadline: it stays payable until cancelled; cancelling a succeeded one is 400
- * {@code payment_intent_unexpected_state}; an unknown id is 404 {@code resource_missing}. Checkout Sessions
- * under {@code /stripe/v1/checkout/sessions}: create, retrieve ({@code expand[]=payment_intent}), expire.
+ * {@code payment_intent_unexpected_state}; an unknown id is 404 {@code resource_missing}. Refunds
+ * ({@code POST /v1/refunds}, list by payment_intent): only of a succeeded intent, never above its amount;
+ * an {@code Idempotency-Key} replays the first answer (another body with the same key is 400
+ * {@code idempotency_error}); a settled refund sends {@code charge.refunded} (succeeded) and, when it was
+ * pending, {@code refund.updated}, signed with the webhook secret.
+ * Checkout Sessions under {@code /stripe/v1/checkout/sessions}: create, retrieve
+ * ({@code expand[]=payment_intent}), expire.
  */
 public final class StripeApi extends SimApi {
 
   private final String secretKey;
+  private final StripeGateway gateway;
   private final Map<String, String> idempotency = new ConcurrentHashMap<>();
   /** A Checkout Session's {@code payment_intent_data[metadata][orderNo]}: what its PaymentIntent carries. */
   private final Map<String, String> intentOrder = new ConcurrentHashMap<>();
+  /** Refund requests by Idempotency-Key: the request body and the first answer, replayed. */
+  private final Map<String, String[]> refundAnswers = new ConcurrentHashMap<>();
 
-  StripeApi(Vertx vertx, TradeBook trades, Faults faults, String secretKey) {
+  StripeApi(Vertx vertx, TradeBook trades, Faults faults, String secretKey, StripeGateway gateway) {
     super(vertx, trades, faults);
     this.secretKey = secretKey;
+    this.gateway = gateway;
   }
 
   @Override
@@ -41,9 +50,131 @@ public final class StripeApi extends SimApi {
     r.post("/stripe/v1/checkout/sessions").handler(ctx -> guarded(ctx, "open", () -> createSession(ctx)));
     r.get("/stripe/v1/checkout/sessions/:id").handler(ctx -> guarded(ctx, "query", () -> retrieveSession(ctx)));
     r.post("/stripe/v1/checkout/sessions/:id/expire").handler(ctx -> guarded(ctx, "close", () -> expireSession(ctx)));
+    r.post("/stripe/v1/refunds").handler(ctx -> guarded(ctx, "refund", () -> refund(ctx)));
+    r.get("/stripe/v1/refunds").handler(ctx -> guarded(ctx, "refund_query", () -> listRefunds(ctx)));
   }
 
-  private boolean authorized(RoutingContext ctx) {
+  private void refund(RoutingContext ctx) {
+    if (!authorized(ctx)) {
+      return;
+    }
+    String body = ctx.body().asString(StandardCharsets.UTF_8.name());
+    String key = ctx.request().getHeader("Idempotency-Key");
+    String[] before = key == null ? null : refundAnswers.get(key);
+    if (before != null) {
+      if (!before[0].equals(body)) {
+        error(ctx, 400, "idempotency_error", "idempotency_key_in_use",
+            "Keys for idempotent requests can only be used with the same parameters they were first used with.");
+      } else {
+        ctx.response().setStatusCode(Integer.parseInt(before[1])).putHeader("Content-Type", "application/json")
+            .putHeader("Idempotent-Replayed", "true").end(before[2]);
+      }
+      return;
+    }
+    Map<String, String> form = AlipayApi.form(body);
+    String pi = form.get("payment_intent");
+    TradeBook.Trade t = pi == null ? null : trades.get(kind(), pi);
+    long amount;
+    try {
+      amount = form.get("amount") == null ? (t == null ? 0 : t.amountCents) : Long.parseLong(form.get("amount"));
+    } catch (NumberFormatException e) {
+      error(ctx, 400, "invalid_request_error", "parameter_invalid_integer", "amount must be an integer");
+      return;
+    }
+    String refundId = key != null ? key : "req_" + WechatPayGateway.random(8);
+    TradeBook.RefundResult result = trades.refund(kind(), t, refundId, amount,
+        "re_sim" + WechatPayGateway.random(10).toLowerCase(), null);
+    int status;
+    JsonObject answer;
+    if (result.refusal() == null) {
+      status = 200;
+      answer = refundObject(result.refund(), form);
+    } else {
+      status = result.refusal() == TradeBook.RefundRefusal.UNKNOWN_TRADE ? 404 : 400;
+      answer = switch (result.refusal()) {
+        case UNKNOWN_TRADE -> stripeError("invalid_request_error", "resource_missing",
+            "No such payment_intent: '" + pi + "'").put("param", "payment_intent");
+        case NOT_PAID -> stripeError("invalid_request_error", null,
+            "This PaymentIntent (" + pi + ") does not have a successful charge to refund.");
+        case EXCEEDS_AMOUNT -> stripeError("invalid_request_error", "charge_already_refunded",
+            "Charge for " + pi + " has already been refunded.");
+        case REFUND_ID_REUSED -> stripeError("idempotency_error", "idempotency_key_in_use",
+            "Keys for idempotent requests can only be used with the same parameters they were first used with.");
+      };
+      answer = new JsonObject().put("error", answer);
+    }
+    if (key != null) {
+      refundAnswers.putIfAbsent(key, new String[] {body, Integer.toString(status), answer.encode()});
+    }
+    send(ctx, status, answer);
+    if (result.refusal() == null && result.refund().state != TradeBook.RefundState.PENDING) {
+      settled(result.refund());
+    }
+  }
+
+  private void listRefunds(RoutingContext ctx) {
+    if (!authorized(ctx)) {
+      return;
+    }
+    String pi = ctx.request().getParam("payment_intent");
+    io.vertx.core.json.JsonArray data = new io.vertx.core.json.JsonArray();
+    trades.refunds(kind()).stream().filter(r -> pi == null || r.tradeRef.equals(pi))
+        .forEach(r -> data.add(refundObject(r, Map.of())));
+    send(ctx, 200, new JsonObject().put("object", "list").put("data", data).put("has_more", false).put("url", "/v1/refunds"));
+  }
+
+  /** Metadata given at creation are kept per refund id (the sim keeps no other copy): refundId and orderNo. */
+  private final Map<String, JsonObject> refundMetadata = new ConcurrentHashMap<>();
+
+  private JsonObject refundObject(TradeBook.Refund r, Map<String, String> form) {
+    JsonObject metadata = refundMetadata.computeIfAbsent(r.refundId, id -> {
+      JsonObject m = new JsonObject();
+      form.forEach((k, v) -> {
+        if (k.startsWith("metadata[") && k.endsWith("]")) {
+          m.put(k.substring(9, k.length() - 1), v);
+        }
+      });
+      return m;
+    });
+    return new JsonObject().put("id", r.gatewayRefundId).put("object", "refund").put("amount", r.amountCents)
+        .put("charge", "ch_" + r.tradeRef.substring(3)).put("created", r.createdAt.getEpochSecond())
+        .put("currency", r.currency.toLowerCase(Locale.ROOT)).put("metadata", metadata)
+        .put("payment_intent", r.tradeRef).put("reason", form.getOrDefault("reason", null))
+        .put("status", switch (r.state) {
+          case SUCCEEDED -> "succeeded";
+          case PENDING -> "pending";
+          case FAILED -> "failed";
+        });
+  }
+
+  @Override
+  void settled(TradeBook.Refund r) {
+    long now = System.currentTimeMillis() / 1000;
+    JsonObject refund = refundObject(r, Map.of());
+    if (!r.createdAt.equals(r.settledAt)) {
+      notifier.send(kind(), null, gateway.notification(StripeGateway.event("refund.updated", refund, now), now));
+    }
+    if (r.state == TradeBook.RefundState.SUCCEEDED) {
+      long refunded = trades.refunds(kind()).stream().filter(x -> x.tradeRef.equals(r.tradeRef)
+          && x.state == TradeBook.RefundState.SUCCEEDED).mapToLong(x -> x.amountCents).sum();
+      TradeBook.Trade t = trades.get(kind(), r.tradeRef);
+      JsonObject charge = new JsonObject().put("id", refund.getString("charge")).put("object", "charge")
+          .put("amount", t.amountCents).put("amount_refunded", refunded).put("refunded", refunded >= t.amountCents)
+          .put("currency", refund.getString("currency")).put("payment_intent", r.tradeRef).put("paid", true)
+          .put("status", "succeeded").put("metadata", new JsonObject().put("orderNo", t.orderNo));
+      notifier.send(kind(), null, gateway.notification(StripeGateway.event("charge.refunded", charge, now), now));
+    }
+  }
+
+  private static JsonObject stripeError(String type, String code, String message) {
+    JsonObject e = new JsonObject().put("type", type).put("message", message);
+    if (code != null) {
+      e.put("code", code);
+    }
+    return e;
+  }
+
+  boolean authorized(RoutingContext ctx) {
     String auth = ctx.request().getHeader("Authorization");
     String basic = "Basic " + java.util.Base64.getEncoder().encodeToString((secretKey + ":").getBytes(StandardCharsets.UTF_8));
     boolean ok = secretKey != null && (("Bearer " + secretKey).equals(auth) || basic.equals(auth));
@@ -128,7 +259,7 @@ public final class StripeApi extends SimApi {
     };
   }
 
-  private static JsonObject intent(TradeBook.Trade t) {
+  static JsonObject intent(TradeBook.Trade t) {
     // A Checkout Session's payment is its PaymentIntent's (the Session itself is no intent).
     String id = t.ref.startsWith("cs_") ? sessionIntent(t.ref) : t.ref;
     return new JsonObject().put("id", id).put("object", "payment_intent").put("amount", t.amountCents)
@@ -242,7 +373,7 @@ public final class StripeApi extends SimApi {
         .put("payment_intent", intent);
   }
 
-  private static void error(RoutingContext ctx, int status, String type, String code, String message) {
+  static void error(RoutingContext ctx, int status, String type, String code, String message) {
     JsonObject err = new JsonObject().put("type", type).put("message", message);
     if (code != null) {
       err.put("code", code);
@@ -250,7 +381,7 @@ public final class StripeApi extends SimApi {
     send(ctx, status, new JsonObject().put("error", err));
   }
 
-  private static void send(RoutingContext ctx, int status, JsonObject body) {
+  static void send(RoutingContext ctx, int status, JsonObject body) {
     ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.encode());
   }
 }

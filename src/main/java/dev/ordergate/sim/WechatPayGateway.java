@@ -63,13 +63,35 @@ public final class WechatPayGateway implements Gateway {
   }
 
   public Delivery notification(String eventType, JsonObject resource, long nowSeconds) {
+    return notification(eventType, "transaction", "支付成功", resource, nowSeconds);
+  }
+
+  /**
+   * A refund result notification ({@code REFUND.SUCCESS}, {@code REFUND.ABNORMAL}, {@code REFUND.CLOSED}):
+   * the resource (original_type and associated_data {@code refund}) names out_refund_no, refund_id,
+   * refund_status and the amounts.
+   */
+  public Delivery refundNotification(TradeBook.Refund r, String refundStatus, long nowSeconds) {
+    JsonObject resource = new JsonObject().put("mchid", mchId).put("out_trade_no", r.tradeRef)
+        .put("transaction_id", r.txnId).put("out_refund_no", r.refundId).put("refund_id", r.gatewayRefundId)
+        .put("refund_status", refundStatus).put("user_received_account", "支付用户零钱")
+        .put("amount", new JsonObject().put("total", r.amountCents).put("refund", r.amountCents)
+            .put("payer_total", r.amountCents).put("payer_refund", r.amountCents));
+    if ("SUCCESS".equals(refundStatus)) {
+      resource.put("success_time", DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(Instant.now().atOffset(ZoneOffset.ofHours(8))));
+    }
+    return notification("REFUND." + refundStatus, "refund", "退款" + refundStatus, resource, nowSeconds);
+  }
+
+  private Delivery notification(String eventType, String originalType, String summary, JsonObject resource,
+                                long nowSeconds) {
     String nonce = random(6);
-    String aad = "transaction";
+    String aad = originalType;
     JsonObject envelope = new JsonObject()
         .put("id", "EV-" + random(12))
         .put("create_time", DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(Instant.now().atOffset(ZoneOffset.ofHours(8))))
-        .put("resource_type", "encrypt-resource").put("event_type", eventType).put("summary", "支付成功")
-        .put("resource", new JsonObject().put("original_type", "transaction").put("algorithm", "AEAD_AES_256_GCM")
+        .put("resource_type", "encrypt-resource").put("event_type", eventType).put("summary", summary)
+        .put("resource", new JsonObject().put("original_type", originalType).put("algorithm", "AEAD_AES_256_GCM")
             .put("ciphertext", WechatPayCipher.encrypt(apiV3Key, nonce, aad, resource.encode().getBytes(StandardCharsets.UTF_8)))
             .put("associated_data", aad).put("nonce", nonce));
     return signed(envelope.encode().getBytes(StandardCharsets.UTF_8), nowSeconds);

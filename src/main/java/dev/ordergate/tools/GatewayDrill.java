@@ -111,7 +111,7 @@ final class GatewayDrill {
             kinds.put(name, kind);
           }
         });
-        Drill.Result result = Drill.gateway(vertx, options, local.target(null), side(), kinds, out).run();
+        Drill.Result result = Drill.gateway(vertx, options, local.target(null), side(local), kinds, out).run();
         out.print(result.summary());
         runs.add(new ModeRun(mode, result));
       } finally {
@@ -121,9 +121,17 @@ final class GatewayDrill {
     return runs;
   }
 
-  /** The simulator's control API, over HTTP as an external simulator would be driven. */
-  Drill.GatewaySide side() {
+  /**
+   * The simulator's control API, over HTTP as an external simulator would be driven, and the service's
+   * reconciliation against the gateways' bills in process ({@code GatewayReconciler}, so that it can apply).
+   */
+  Drill.GatewaySide side(LocalService local) {
     return new Drill.GatewaySide() {
+      @Override
+      public Future<JsonObject> reconcile(String channel, java.time.LocalDate day, boolean apply) {
+        return local.verticle.gatewayReconciler().run(channel, day, apply).map(dev.ordergate.reconcile.GatewayReport::toJson);
+      }
+
       @Override
       public Future<JsonObject> pay(String kind, String ref, JsonObject spec) {
         return http.postAbs(url() + "/sim/trades/" + kind + "/" + ref + "/pay").timeout(60_000)

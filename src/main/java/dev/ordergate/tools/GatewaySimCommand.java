@@ -54,9 +54,17 @@ public final class GatewaySimCommand {
         /stripe/v1/checkout/sessions (create, retrieve, expire); GET /sim/trades lists every trade;
         POST /sim/trades/KIND/REF/pay {"notify":true,"delayMs":0} (REF: out_trade_no, or the PaymentIntent id),
         POST /sim/trades/alipay/REF/scan, GET /sim/trades/KIND/REF, POST /sim/faults/KIND {"latencyMs","status",
-        "count","hang","ops":["open","query","close"]}, POST /sim/faults/KIND/notifications {"dropShare",
-        "duplicateShare","maxDuplicates","delayMs","jitterMs","seed"} (for pays that do not say), DELETE /sim/faults (also resets GET /sim/stats/KIND:
+        "count","hang","ops":["open","query","close","refund","refund_query"]}, POST /sim/faults/KIND/notifications
+        {"dropShare","duplicateShare","maxDuplicates","delayMs","jitterMs","seed"} (for pays that do not say),
+        DELETE /sim/faults (also resets GET /sim/stats/KIND:
         calls and the most in flight at once). --service URL: Stripe's webhook target.
+        Refunds: /wechatpay/v3/refund/domestic/refunds, alipay.trade.refund, /stripe/v1/refunds (one per refund id,
+        only of a paid trade); GET /sim/refunds/KIND, POST /sim/refunds/KIND/outcome {"state":"PENDING|SUCCEEDED|FAILED"}
+        (what new refunds start as), POST /sim/refunds/KIND/ID/settle {"state","notify"}, POST /sim/webhooks/KIND {"url"}.
+        Bills (issue 10) from the paid trades: WeChat /wechatpay/v3/bill/tradebill, Alipay
+        alipay.data.dataservice.bill.downloadurl.query, Stripe GET /stripe/v1/payment_intents and /v1/refunds;
+        POST /sim/bills/KIND/REF {"amountCents":N} | {"omit":true} | {"refund":{"amountCents"}} injects a
+        mismatch; DELETE /sim/bills drops them and leaves the trades made so far off later bills.
       exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
       """;
 
@@ -233,6 +241,7 @@ public final class GatewaySimCommand {
       pay(vertx, config, sender, spec).onComplete(ar -> answer(ctx, ar));
     });
     if (apis != null) {
+      apis.notifier().start(sender, service);
       apis.mount(router);
       control(vertx, config, apis, sender, router, service);
     }
@@ -306,9 +315,45 @@ public final class GatewaySimCommand {
       apis.faults().setNotifications(ctx.pathParam("kind"), ctx.body().asJsonObject());
       json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("notifications", ctx.body().asJsonObject()));
     });
+    // Refunds (issue 10): list them, choose what new ones start as, settle a pending one, point notifications.
+    router.get("/sim/refunds/:kind").handler(ctx -> {
+      JsonArray out = new JsonArray();
+      apis.trades().refunds(ctx.pathParam("kind")).forEach(r -> out.add(refund(r)));
+      json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("refunds", out));
+    });
+    router.post("/sim/refunds/:kind/outcome").handler(ctx -> {
+      TradeBook.RefundState state = refundState(ctx);
+      if (state != null) {
+        apis.trades().refundOutcome(ctx.pathParam("kind"), state);
+        json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("state", state.name()));
+      }
+    });
+    router.post("/sim/refunds/:kind/:refundId/settle").handler(ctx -> {
+      TradeBook.RefundState state = refundState(ctx);
+      if (state == null) {
+        return;
+      }
+      boolean notify = ctx.body().length() == 0 || ctx.body().asJsonObject().getBoolean("notify", true);
+      TradeBook.Refund r = apis.settle(ctx.pathParam("kind"), ctx.pathParam("refundId"), state, notify);
+      json(ctx, r == null ? 404 : 200, r == null ? new JsonObject().put("error", "NOT_FOUND") : refund(r));
+    });
+    router.post("/sim/webhooks/:kind").handler(ctx -> {
+      String url = ctx.body().length() == 0 ? null : ctx.body().asJsonObject().getString("url");
+      apis.notifier().webhook(ctx.pathParam("kind"), url);
+      json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("url", url));
+    });
     router.post("/sim/faults/:kind").handler(ctx -> {
       apis.faults().set(ctx.pathParam("kind"), ctx.body().asJsonObject());
       json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("fault", ctx.body().asJsonObject()));
+    });
+    // Bills (issue 10): a trade billed with another amount, left off, or refunded at the gateway.
+    router.post("/sim/bills/:kind/:ref").handler(ctx -> {
+      JsonObject injected = apis.bills().inject(ctx.pathParam("kind"), ctx.pathParam("ref"), ctx.body().asJsonObject());
+      json(ctx, injected == null ? 404 : 200, injected == null ? new JsonObject().put("error", "NOT_FOUND") : injected);
+    });
+    router.delete("/sim/bills").handler(ctx -> {
+      apis.bills().clear();
+      json(ctx, 200, new JsonObject().put("cleared", true));
     });
     router.get("/sim/stats/:kind").handler(ctx -> json(ctx, 200, apis.faults().stats(ctx.pathParam("kind"))));
     router.delete("/sim/faults").handler(ctx -> {
@@ -321,6 +366,23 @@ public final class GatewaySimCommand {
     return new JsonObject().put("kind", t.kind).put("ref", t.ref).put("orderNo", t.orderNo).put("state", t.state.name())
         .put("txnId", t.txnId).put("amountCents", t.amountCents).put("currency", t.currency)
         .put("deadline", t.deadline == null ? null : t.deadline.toString());
+  }
+
+  private static JsonObject refund(TradeBook.Refund r) {
+    return new JsonObject().put("kind", r.kind).put("refundId", r.refundId).put("gatewayRefundId", r.gatewayRefundId)
+        .put("tradeRef", r.tradeRef).put("txnId", r.txnId).put("orderNo", r.orderNo).put("amountCents", r.amountCents)
+        .put("currency", r.currency).put("state", r.state.name()).put("createdAt", r.createdAt.toString())
+        .put("settledAt", r.settledAt == null ? null : r.settledAt.toString());
+  }
+
+  /** {@code {"state": "PENDING"|"SUCCEEDED"|"FAILED"}} of the request; null (answered 400) when missing or unknown. */
+  private static TradeBook.RefundState refundState(io.vertx.ext.web.RoutingContext ctx) {
+    try {
+      return TradeBook.RefundState.valueOf(ctx.body().asJsonObject().getString("state"));
+    } catch (RuntimeException e) {
+      json(ctx, 400, new JsonObject().put("error", "BAD_REQUEST").put("message", "state must be PENDING, SUCCEEDED or FAILED"));
+      return null;
+    }
   }
 
   private static void badRequest(io.vertx.ext.web.RoutingContext ctx, RuntimeException e) {

@@ -2,7 +2,7 @@ import { get, post, withQuery } from '../api.js';
 import { h, clear, time, money, table, badge, pre, notice, orderLink, attemptLog } from '../dom.js';
 import { pager } from '../pager.js';
 
-const STATUSES = ['', 'OPEN', 'MANUAL_REVIEW', 'REFUND_PENDING', 'REFUND_FAILED', 'REFUNDED', 'RESOLVED'];
+const STATUSES = ['', 'OPEN', 'MANUAL_REVIEW', 'REFUND_PENDING', 'REFUND_PROCESSING', 'REFUND_FAILED', 'REFUNDED', 'RESOLVED'];
 const KINDS = ['', 'LATE_AFTER_CANCEL', 'DOUBLE_PAYMENT', 'AMOUNT_MISMATCH', 'UNKNOWN_ORDER', 'CONFLICTING_DUPLICATE'];
 const RESOLVABLE = new Set(['OPEN', 'MANUAL_REVIEW', 'REFUND_FAILED']);
 

@@ -299,6 +299,8 @@ class ContractTest extends AppTest {
     call(GET, "/admin/sweeps/settings", null, true, 200);
     call(GET, "/admin/reconcile/last", null, true, 200);
     call(POST, "/admin/reconcile/run", null, true, 200);
+    call(GET, "/admin/reconcile/gateway?channel=sandbox&date=2026-12-01", null, true, 400);
+    call(GET, "/admin/reconcile/gateway?channel=sandbox&date=1.12.2026", null, true, 400);
     call(GET, "/admin/exceptions?channel=sandbox&from=2020-01-01&limit=1", null, true, 200);
 
     // The admin throttle, from a client address of its own (the others keep working).

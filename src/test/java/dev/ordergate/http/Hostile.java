@@ -163,6 +163,8 @@ final class Hostile {
     r.add(route(HttpMethod.GET, "/admin/reconcile", Map.of(), null, List.of(), Map.of(), true, false, false));
     r.add(route(HttpMethod.GET, "/admin/reconcile/last", Map.of(), null, List.of(), Map.of(), true, false, false));
     r.add(route(HttpMethod.POST, "/admin/reconcile/run", Map.of(), null, List.of(), Map.of(), true, false, true));
+    r.add(route(HttpMethod.GET, "/admin/reconcile/gateway", Map.of(), null, List.of(),
+        Map.of("channel", TestApp.CHANNEL, "date", "2026-12-01"), true, false, false));
     // The operator console's API and pages.
     r.add(route(HttpMethod.GET, "/admin/summary", Map.of(), null, List.of(), Map.of(), true, false, false));
     r.add(route(HttpMethod.GET, "/admin/orders", Map.of(), null, List.of(), Map.of("txnId", "T-PAID1", "limit", "5"),

@@ -4,6 +4,7 @@ import dev.ordergate.channel.Answer;
 import dev.ordergate.channel.BaseChannel;
 import dev.ordergate.channel.ChannelRejection;
 import dev.ordergate.channel.Fields;
+import dev.ordergate.channel.GatewayClient;
 import dev.ordergate.channel.Inbound;
 import dev.ordergate.channel.Notification;
 import dev.ordergate.config.ChannelConfig;
@@ -18,7 +19,8 @@ import java.util.Set;
  * in its own charset and verified before anything reads a value; {@code app_id} must be ours.
  * {@code TRADE_SUCCESS} and {@code TRADE_FINISHED} are a payment (txn = {@code trade_no}, order =
  * {@code out_trade_no}, amount = {@code total_amount} in yuan, converted exactly); any other verified
- * status ({@code WAIT_BUYER_PAY}, {@code TRADE_CLOSED}) is recorded only. Answers: text/plain
+ * status ({@code WAIT_BUYER_PAY}, {@code TRADE_CLOSED}) is recorded only; a refund's notify (with
+ * {@code out_biz_no} and {@code refund_fee}) goes to that refund's exception. Answers: text/plain
  * {@code success} when processed, {@code fail} otherwise (Alipay retries until it reads {@code success}).
  * Alipay signs no time a tolerance could apply to: replays are absorbed by the receipt's idempotency.
  */
@@ -45,6 +47,14 @@ public final class AlipayChannel extends BaseChannel<AlipaySettings> {
     String notifyId = form.get("notify_id");
     String status = form.get("trade_status");
     String payload = Notification.bounded(new String(request.body(), form.charset()));
+    if (form.get("out_biz_no") != null && (form.get("refund_fee") != null || form.get("gmt_refund") != null)) {
+      // A refund's notify (TRADE_CLOSED when refunded in full, TRADE_SUCCESS when in part): not a payment, it
+      // goes to the refund of out_biz_no (our out_request_no), never to the gate. Alipay notifies refunds made.
+      String orderNo = form.get("out_trade_no");
+      return new Notification(notifyId, status, orderNo != null && orderNo.matches("[A-Za-z0-9._:-]{1,64}") ? orderNo : null,
+          null, payload, new Notification.RefundNotice(form.get("out_biz_no"), form.get("trade_no"),
+              GatewayClient.RefundState.REFUNDED, null, status + " refund_fee=" + form.get("refund_fee")));
+    }
     if (!PAID.contains(status)) {
       String orderNo = form.get("out_trade_no");
       String word = status == null ? "NO_TRADE_STATUS" : status;

@@ -24,13 +24,19 @@ import java.util.Map;
  * expiry, GMT+8), {@code alipay.trade.query} and {@code alipay.trade.close}, posted form-encoded to the
  * gateway with the signed common parameters ({@link AlipayProtocol}); every answer's {@code sign} must
  * verify with a configured Alipay public key. {@code ACQ.TRADE_NOT_EXIST} is NOT_FOUND: before the buyer
- * scans, the trade does not exist yet and could still be paid until its time_expire.
+ * scans, the trade does not exist yet and could still be paid until its time_expire. Refunds:
+ * {@code alipay.trade.refund} by trade_no with out_request_no = our refund id and refund_amount in yuan;
+ * a 10000 answer with fund_change Y is the refund done; with N (this out_request_no refunded before, or
+ * the refund is still being made) {@code alipay.trade.fastpay.refund.query} decides: refund_status
+ * REFUND_SUCCESS is done, no refund_status is pending.
  */
 public final class AlipayClient implements GatewayClient {
 
   private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss");
   private static final ZoneOffset CHINA = ZoneOffset.ofHours(8);
   public static final String NOT_EXIST = "ACQ.TRADE_NOT_EXIST";
+  /** Refusals that pass: retried with the same out_request_no (ACQ.SYSTEM_ERROR already is, as unreachable). */
+  static final java.util.Set<String> RETRYABLE = java.util.Set.of("ACQ.SELLER_BALANCE_NOT_ENOUGH");
 
   private final ChannelConfig config;
   private final AlipaySettings settings;
@@ -107,6 +113,41 @@ public final class AlipayClient implements GatewayClient {
         }));
   }
 
+  @Override
+  public Future<Refund> refund(RefundRequest r) {
+    JsonObject biz = new JsonObject().put("trade_no", r.txnId()).put("refund_amount", Yuan.of(r.amountCents()))
+        .put("out_request_no", r.refundId()).put("refund_reason", r.reason());
+    return outbound.call(config.name(), "refund", () -> call("alipay.trade.refund", biz).map(node -> {
+      if ("10000".equals(node.getValue("code"))) {
+        return node.getValue("fund_change");
+      }
+      throw refundError(node);
+    })).compose(fundChange -> "Y".equals(fundChange)
+        ? Future.succeededFuture(new Refund(RefundState.REFUNDED, null, "fund_change=Y"))
+        // N: this out_request_no refunded before, or the refund is still being made; the query says which.
+        : queryRefund(r).map(q -> q.state() == RefundState.REFUNDED ? q
+            : new Refund(RefundState.PENDING, null, "fund_change=" + fundChange)));
+  }
+
+  @Override
+  public Future<Refund> queryRefund(RefundRequest r) {
+    JsonObject biz = new JsonObject().put("trade_no", r.txnId()).put("out_request_no", r.refundId());
+    return outbound.call(config.name(), "refund_query", () -> call("alipay.trade.fastpay.refund.query", biz).map(node -> {
+      if (!"10000".equals(node.getValue("code"))) {
+        throw refundError(node);
+      }
+      // No refund_status: Alipay did not receive this out_request_no, or the refund failed.
+      return "REFUND_SUCCESS".equals(node.getValue("refund_status"))
+          ? new Refund(RefundState.REFUNDED, null, "REFUND_SUCCESS")
+          : new Refund(RefundState.FAILED, null, "NOT_REFUNDED");
+    }));
+  }
+
+  private GatewayFailure refundError(JsonObject node) {
+    GatewayFailure e = error(node);
+    return RETRYABLE.contains(e.code()) ? GatewayFailure.unreachable(config.name(), e.code(), e.getMessage()) : e;
+  }
+
   /** Posts one signed request and answers its verified response node. */
   private Future<JsonObject> call(String method, JsonObject biz) {
     Map<String, String> params = signedParams(method, biz);
@@ -114,6 +155,11 @@ public final class AlipayClient implements GatewayClient {
     params.forEach((k, v) -> form.append(form.length() == 0 ? "" : "&").append(k).append('=')
         .append(URLEncoder.encode(v, StandardCharsets.UTF_8)));
     return post(method, form.toString());
+  }
+
+  /** One signed call of {@code method}, answered as its verified response node (for the bill download). */
+  public Future<JsonObject> signedCall(String method, JsonObject biz) {
+    return call(method, biz);
   }
 
   /** The common parameters, {@code biz_content} and the {@code sign} over them, as posted. */

@@ -4,6 +4,7 @@ import dev.ordergate.channel.Answer;
 import dev.ordergate.channel.BaseChannel;
 import dev.ordergate.channel.ChannelRejection;
 import dev.ordergate.channel.Fields;
+import dev.ordergate.channel.GatewayClient;
 import dev.ordergate.channel.Inbound;
 import dev.ordergate.channel.Notification;
 import dev.ordergate.config.ChannelConfig;
@@ -19,7 +20,9 @@ import java.time.Clock;
  * {@code metadata.orderNo}, amount {@code amount_received}), {@code checkout.session.completed} with
  * {@code payment_status=paid} and {@code checkout.session.async_payment_succeeded} (order in
  * {@code client_reference_id}, amount {@code amount_total}). txn = the PaymentIntent id in both, so
- * the two events of one payment are one receipt. Other verified events are recorded only. Answers:
+ * the two events of one payment are one receipt. Refund results ({@code refund.created|updated|failed} with
+ * our metadata[refundId], {@code charge.refunded}) are read for the refund's exception, never the gate.
+ * Other verified events are recorded only. Answers:
  * 200 {@code {"received":true}} when processed; 400 or 5xx with ordergate's error JSON otherwise.
  */
 public final class StripeChannel extends BaseChannel<StripeSettings> {
@@ -60,10 +63,48 @@ public final class StripeChannel extends BaseChannel<StripeSettings> {
         PaymentCallback cb = session(object, PaymentCallback.SUCCESS, id, payload);
         return new Notification(id, type, cb.orderNo(), cb, payload);
       }
+      case "refund.created", "refund.updated", "refund.failed" -> {
+        // A Refund object: ours carries metadata[refundId] (set when ordergate made it).
+        Notification.RefundNotice notice = null;
+        if (object.getValue("metadata") instanceof JsonObject m && m.getValue("refundId") instanceof String refundId) {
+          GatewayClient.Refund r = StripeClient.refund(object);
+          notice = new Notification.RefundNotice(refundId, string(object, "payment_intent"), r.state(), r.gatewayRefundId(),
+              r.gatewayStatus());
+        }
+        return new Notification(id, type, null, null, payload, notice);
+      }
+      case "charge.refunded" -> {
+        return new Notification(id, type, null, null, payload, chargeRefunded(object));
+      }
       default -> {
         return new Notification(id, type, null, null, payload);
       }
     }
+  }
+
+  /**
+   * A charge refunded: ours is named by the metadata[refundId] of a refund in its {@code refunds} list when the
+   * event carries the list (older API versions), else by the charge's PaymentIntent (our txn id); only a charge
+   * refunded in full confirms (ordergate refunds whole payments). Null: nothing to settle.
+   */
+  private static Notification.RefundNotice chargeRefunded(JsonObject charge) {
+    String pi = string(charge, "payment_intent");
+    if (charge.getValue("refunds") instanceof JsonObject list && list.getValue("data") instanceof io.vertx.core.json.JsonArray data) {
+      for (Object o : data) {
+        if (o instanceof JsonObject refund && refund.getValue("metadata") instanceof JsonObject m
+            && m.getValue("refundId") instanceof String refundId) {
+          GatewayClient.Refund r = StripeClient.refund(refund);
+          return new Notification.RefundNotice(refundId, pi, r.state(), r.gatewayRefundId(), r.gatewayStatus());
+        }
+      }
+    }
+    return pi != null && Boolean.TRUE.equals(charge.getValue("refunded"))
+        ? new Notification.RefundNotice(null, pi, GatewayClient.RefundState.REFUNDED, null, "charge.refunded")
+        : null;
+  }
+
+  private static String string(JsonObject o, String key) {
+    return o.getValue(key) instanceof String s && s.matches("[A-Za-z0-9._:-]{1,255}") ? s : null;
   }
 
   /** A Checkout Session's payment, keyed by its PaymentIntent (a session without one by its own id). */

@@ -24,9 +24,15 @@ import java.util.Map;
  * Stripe, outbound: a PaymentIntent (form-encoded, {@code metadata[orderNo]} as the webhook reads it,
  * an {@code Idempotency-Key} per order and channel so a repeated open is the same intent), retrieved for
  * a query and cancelled ({@code cancellation_reason=abandoned}) to close it: a PaymentIntent has no
- * deadline of its own, so we cancel it at timeout. Authorization: Bearer with the secret key.
+ * deadline of its own, so we cancel it at timeout. Authorization: Bearer with the secret key. Refunds:
+ * {@code POST /v1/refunds} (payment_intent, amount, metadata[refundId], metadata[orderNo]) with
+ * {@code Idempotency-Key} = our refund id: a retry replays the first answer, so the query lists the
+ * intent's refunds ({@code GET /v1/refunds?payment_intent=}) and picks ours by metadata[refundId].
  */
 public final class StripeClient implements GatewayClient {
+
+  /** Refusals that pass (rate limit, a lock or idempotency conflict with a request in flight): retried. */
+  static final java.util.Set<String> RETRYABLE = java.util.Set.of("rate_limit", "lock_timeout", "idempotency_error");
 
   private final ChannelConfig config;
   private final StripeSettings settings;
@@ -210,6 +216,59 @@ public final class StripeClient implements GatewayClient {
           }
           throw error(resp, cs);
         }));
+  }
+
+  @Override
+  public Future<Refund> refund(RefundRequest r) {
+    Map<String, String> form = new LinkedHashMap<>();
+    form.put("payment_intent", r.txnId());
+    form.put("amount", Long.toString(r.amountCents()));
+    form.put("reason", "DOUBLE_PAYMENT".equals(r.reason()) ? "duplicate" : "requested_by_customer");
+    form.put("metadata[refundId]", r.refundId());
+    form.put("metadata[orderNo]", r.orderNo());
+    return outbound.call(config.name(), "refund", () -> send(HttpMethod.POST, "/v1/refunds", form, r.refundId())
+        .map(resp -> {
+          JsonObject refund = answer(resp);
+          if (resp.statusCode() == 200 && "refund".equals(refund.getValue("object"))) {
+            return refund(refund);
+          }
+          throw refundError(resp, refund);
+        }));
+  }
+
+  @Override
+  public Future<Refund> queryRefund(RefundRequest r) {
+    return outbound.call(config.name(), "refund_query", () -> send(HttpMethod.GET,
+        "/v1/refunds?limit=100&payment_intent=" + encode(r.txnId()), null, null).map(resp -> {
+          JsonObject list = answer(resp);
+          if (resp.statusCode() != 200 || !(list.getValue("data") instanceof io.vertx.core.json.JsonArray data)) {
+            throw refundError(resp, list);
+          }
+          for (Object o : data) {
+            if (o instanceof JsonObject refund && refund.getValue("metadata") instanceof JsonObject m
+                && r.refundId().equals(m.getValue("refundId"))) {
+              return refund(refund);
+            }
+          }
+          throw GatewayFailure.answered(config.name(), "resource_missing", "no refund with metadata[refundId] " + r.refundId());
+        }));
+  }
+
+  /** A Refund object: succeeded; pending or requires_action (still to come); failed or canceled. */
+  public static Refund refund(JsonObject refund) {
+    String status = refund.getValue("status") instanceof String s ? s : "unknown";
+    String id = refund.getValue("id") instanceof String s ? s : null;
+    return switch (status) {
+      case "succeeded" -> new Refund(RefundState.REFUNDED, id, status);
+      case "failed", "canceled" -> new Refund(RefundState.FAILED, id, status);
+      default -> new Refund(RefundState.PENDING, id, status);
+    };
+  }
+
+  private GatewayFailure refundError(HttpResponse<Buffer> resp, JsonObject body) {
+    GatewayFailure e = error(resp, body);
+    return resp.statusCode() == 429 || resp.statusCode() == 409 || RETRYABLE.contains(e.code())
+        ? GatewayFailure.unreachable(config.name(), e.code(), e.getMessage()) : e;
   }
 
   private Future<HttpResponse<Buffer>> send(HttpMethod method, String path, Map<String, String> form, String idempotencyKey) {

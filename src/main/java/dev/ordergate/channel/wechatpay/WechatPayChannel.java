@@ -4,6 +4,7 @@ import dev.ordergate.channel.Answer;
 import dev.ordergate.channel.BaseChannel;
 import dev.ordergate.channel.ChannelRejection;
 import dev.ordergate.channel.Fields;
+import dev.ordergate.channel.GatewayClient;
 import dev.ordergate.channel.Inbound;
 import dev.ordergate.channel.Notification;
 import dev.ordergate.config.ChannelConfig;
@@ -82,8 +83,12 @@ public final class WechatPayChannel extends BaseChannel<WechatPaySettings> {
     }
     String payload = Notification.bounded(plaintext);
     Object tradeState = data.getValue("trade_state");
+    if (eventType.startsWith("REFUND.")) {
+      // A refund result: never a payment, it goes to the refund's exception (by out_refund_no), not the gate.
+      return new Notification(id, eventType, orderNoOrNull(data), null, payload, refundNotice(data));
+    }
     if (!eventType.startsWith("TRANSACTION.")) {
-      // A refund or other event: it names no payment of ours to record with the gate.
+      // Another event: it names no payment of ours to record with the gate.
       return new Notification(id, eventType, orderNoOrNull(data), null, payload);
     }
     if (!PAID_EVENT.equals(eventType) || !"SUCCESS".equals(tradeState)) {
@@ -103,6 +108,20 @@ public final class WechatPayChannel extends BaseChannel<WechatPaySettings> {
     return new PaymentCallback(config.name(), Fields.id(data, "transaction_id"), Fields.id(data, "out_trade_no"),
         Fields.amount(amount, "total"), status, id, payload,
         Fields.currency(amount.getValue("currency") instanceof String c ? c : null, "amount.currency"));
+  }
+
+  /** REFUND.SUCCESS / REFUND.ABNORMAL / REFUND.CLOSED by its refund_status; null when it names no out_refund_no. */
+  private static Notification.RefundNotice refundNotice(JsonObject data) {
+    if (!(data.getValue("out_refund_no") instanceof String refundId) || !(data.getValue("refund_status") instanceof String status)) {
+      return null;
+    }
+    GatewayClient.RefundState state = switch (status) {
+      case "SUCCESS" -> GatewayClient.RefundState.REFUNDED;
+      case "PROCESSING" -> GatewayClient.RefundState.PENDING;
+      default -> GatewayClient.RefundState.FAILED;
+    };
+    return new Notification.RefundNotice(refundId, data.getValue("transaction_id") instanceof String t ? t : null, state,
+        data.getValue("refund_id") instanceof String r ? r : null, status);
   }
 
   private static String orderNoOrNull(JsonObject data) {

@@ -21,6 +21,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.HexFormat;
+import java.util.Set;
 
 /**
  * WeChat Pay API v3, outbound: Native prepay ({@code POST /v3/pay/transactions/native}, with
@@ -29,12 +30,18 @@ import java.util.HexFormat;
  * (merchant private key over {@code METHOD\nPATH?QUERY\ntimestamp\nnonce\nbody\n}); each answer we act
  * on must carry a Wechatpay-Signature that verifies with a configured platform key within the time
  * tolerance ({@link WechatPaySignature}). out_trade_no is our order number, as the notifications read it.
+ * Refunds: {@code POST /v3/refund/domestic/refunds} by transaction_id with out_refund_no = our refund id
+ * (the same number never refunds twice), amount in fen and our notify_url (REFUND.* notifications);
+ * queried by {@code GET /v3/refund/domestic/refunds/{out_refund_no}}.
  */
 public final class WechatPayClient implements GatewayClient {
 
   public static final String AUTH_SCHEME = "WECHATPAY2-SHA256-RSA2048";
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final DateTimeFormatter RFC3339 = DateTimeFormatter.ISO_OFFSET_DATE_TIME;
+
+  /** Refusals that pass (rate limit, balance short, busy): retried with the same out_refund_no. */
+  static final Set<String> RETRYABLE = Set.of("FREQUENCY_LIMITED", "NOT_ENOUGH", "SYSTEM_ERROR");
 
   private final ChannelConfig config;
   private final WechatPaySettings settings;
@@ -111,6 +118,41 @@ public final class WechatPayClient implements GatewayClient {
         }));
   }
 
+  @Override
+  public Future<Refund> refund(RefundRequest r) {
+    JsonObject body = new JsonObject()
+        .put("transaction_id", r.txnId()).put("out_refund_no", r.refundId()).put("reason", r.reason())
+        .put("notify_url", settings.notifyUrl())
+        .put("amount", new JsonObject().put("refund", r.amountCents()).put("total", r.amountCents())
+            .put("currency", r.currency()));
+    return outbound.call(config.name(), "refund", () -> send(HttpMethod.POST, "/v3/refund/domestic/refunds", body.encode())
+        .map(this::refundAnswer));
+  }
+
+  @Override
+  public Future<Refund> queryRefund(RefundRequest r) {
+    return outbound.call(config.name(), "refund_query", () -> send(HttpMethod.GET,
+        "/v3/refund/domestic/refunds/" + encode(r.refundId()), null).map(this::refundAnswer));
+  }
+
+  /** A Refund object's status: SUCCESS, PROCESSING, or ABNORMAL/CLOSED (failed); an error answer is failed unless it passes. */
+  private Refund refundAnswer(HttpResponse<Buffer> resp) {
+    JsonObject answer = verified(resp, true);
+    if (resp.statusCode() == 200 && answer.getValue("status") instanceof String status) {
+      String id = answer.getValue("refund_id") instanceof String s ? s : null;
+      return switch (status) {
+        case "SUCCESS" -> new Refund(RefundState.REFUNDED, id, status);
+        case "PROCESSING" -> new Refund(RefundState.PENDING, id, status);
+        default -> new Refund(RefundState.FAILED, id, status);
+      };
+    }
+    GatewayFailure error = error(resp, answer);
+    if (resp.statusCode() == 429 || RETRYABLE.contains(error.code())) {
+      throw GatewayFailure.unreachable(config.name(), error.code(), error.getMessage());
+    }
+    throw error;
+  }
+
   private Future<HttpResponse<Buffer>> send(HttpMethod method, String pathAndQuery, String body) {
     String url = settings.baseUrl() + pathAndQuery;
     String signedPath = URI.create(url).getRawPath() + (URI.create(url).getRawQuery() == null ? "" : "?" + URI.create(url).getRawQuery());
@@ -131,6 +173,11 @@ public final class WechatPayClient implements GatewayClient {
     String signature = WechatPaySignature.signRequest(settings.merchantPrivateKey(), method, pathAndQuery, ts, nonce, body);
     return AUTH_SCHEME + " mchid=\"" + settings.mchId() + "\",nonce_str=\"" + nonce + "\",signature=\"" + signature
         + "\",timestamp=\"" + ts + "\",serial_no=\"" + settings.merchantSerialNo() + "\"";
+  }
+
+  /** The answer's JSON once its Wechatpay-Signature verified (a 5xx is unreachable); for the bill download. */
+  public JsonObject verifiedJson(HttpResponse<Buffer> resp) {
+    return verified(resp, true);
   }
 
   /**
