@@ -134,6 +134,17 @@ class DrillTest {
       assertEquals(off.report().getJsonObject("schedule"), required.report().getJsonObject("schedule"), "the same seed");
       assertTrue(required.report().getJsonObject("schedule").getLong("notification.dropped", 0L) > 0);
       assertTrue(required.report().getJsonObject("reconciliation").getBoolean("ok"));
+      // Reconciliation against the gateways' bills: clean with required; with off it finds every payment recorded
+      // nowhere (a lost notification), applies it, and then nothing is recorded nowhere.
+      JsonObject requiredBills = g.getJsonObject("gatewayReconcile");
+      assertTrue(requiredBills.getBoolean("available") && requiredBills.getBoolean("ok"), requiredBills.encode());
+      JsonObject offGateway = off.report().getJsonObject("gateway");
+      JsonObject offBills = offGateway.getJsonObject("gatewayReconcile");
+      long lostOff = offGateway.getJsonObject("unrecordedPayments").getLong("count");
+      assertTrue(lostOff > 0, offGateway.encode());
+      assertEquals(lostOff, offBills.getJsonObject("before").getLong("missingReceipts"), offBills.encode());
+      assertEquals(0, offBills.getJsonObject("unrecordedAfterApply").getLong("count"), offBills.encode());
+      assertTrue(offBills.getJsonObject("after").getBoolean("ok"), offBills.encode());
     } finally {
       vertx.close().await();
       TestDatabase.drop(db);
