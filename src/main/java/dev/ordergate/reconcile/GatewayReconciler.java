@@ -43,11 +43,12 @@ import java.util.Objects;
  *       {@code apply} put through the payment gate with source PAYMENT_QUERY and the notification's own
  *       idempotency key, exactly as close-before-cancel applies a query's answer (the gate decides: PAID, or an
  *       exception order when the order was cancelled meanwhile; the late notification is then a duplicate);</li>
- *   <li>every SUCCESS receipt we received that day must be on the bill; one that is not is queried at the
+ *   <li>every SUCCESS receipt we received that day (before the bill was asked for) must be on the bill; one that is not is queried at the
  *       gateway (a payment at 23:59:59 may be billed the next day) and is a finding unless the query says paid,
  *       with the same txn;</li>
  *   <li>every refund line must be a refund here (an exception order REFUND_PENDING or REFUNDED, same amount),
- *       and every exception order whose refund was confirmed that day must be on the bill.</li>
+ *       and every exception order whose refund was confirmed that day (before the bill was asked for) must be on
+ *       the bill.</li>
  * </ul>
  * Read only unless {@code apply}; the gateway calls are made outside any transaction. A gateway that cannot
  * be reached fails the run ({@link dev.ordergate.channel.GatewayFailure}): nothing is concluded from half a bill.
@@ -111,11 +112,15 @@ public final class GatewayReconciler {
     ZoneId zone = bill.zone();
     OffsetDateTime from = day.atStartOfDay(zone).toOffsetDateTime().withOffsetSameInstant(ZoneOffset.UTC);
     OffsetDateTime to = day.plusDays(1).atStartOfDay(zone).toOffsetDateTime().withOffsetSameInstant(ZoneOffset.UTC);
+    // What happens here after the bill was asked for cannot be on it (a receipt or a refund confirmed since):
+    // the day's checks of our side end there.
+    OffsetDateTime asked = OffsetDateTime.now(ZoneOffset.UTC);
+    OffsetDateTime until = asked.isBefore(to) ? asked : to;
     return bill.fetch(day).compose(lines -> {
       Run run = new Run(channel, config, lines);
       return run.payments(apply)
-          .compose(v -> run.receiptsOfDay(from, to))
-          .compose(v -> run.refunds(from, to))
+          .compose(v -> run.receiptsOfDay(from, until))
+          .compose(v -> run.refunds(from, until))
           .map(v -> new GatewayReport(channel, day, zone.getId(), apply, started, (System.nanoTime() - t0) / 1_000_000,
               (int) lines.stream().filter(l -> l.kind() == Kind.PAYMENT).count(),
               (int) lines.stream().filter(l -> l.kind() == Kind.REFUND).count(), run.receiptsOfDay,

@@ -84,8 +84,15 @@ public final class GatewayRefunds {
    * the answer was applied (the relay stopped before marking) asks nothing again.
    */
   public Future<Void> deliver(OutboxEvent event) {
-    String channel = event.payload().getString("channel");
-    GatewayClient client = client(channel);
+    String channel;
+    GatewayClient client;
+    try {
+      channel = event.payload().getString("channel");
+      client = client(channel);
+    } catch (RuntimeException malformed) {
+      // Never thrown at the relay: a failed delivery is retried and, in the end, DEAD.
+      return Future.failedFuture(malformed);
+    }
     if (client == null) {
       return null;
     }

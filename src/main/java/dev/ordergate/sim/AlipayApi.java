@@ -25,8 +25,7 @@ import java.util.Map;
  * unless its {@code time_expire} has passed; a close of a paid trade is {@code ACQ.TRADE_STATUS_ERROR}.
  * {@code alipay.trade.refund}: only of a paid trade ({@code ACQ.TRADE_NOT_EXIST}, {@code ACQ.TRADE_STATUS_ERROR},
  * {@code ACQ.REFUND_AMT_NOT_EQUAL_TOTAL} otherwise), one per out_request_no: a repeat answers 10000 with
- * {@code fund_change=N} and refunds nothing; {@code alipay.trade.fastpay.refund.query} reads it back. A refund
- * made is notified (trade_status_sync with out_biz_no, refund_fee, gmt_refund; TRADE_CLOSED when in full).
+ * {@code fund_change=N} and refunds nothing; {@code alipay.trade.fastpay.refund.query} reads it back.
  */
 final class AlipayApi extends SimApi {
 
@@ -181,9 +180,6 @@ final class AlipayApi extends SimApi {
     answer(ctx, key, ok().put("trade_no", r.txnId).put("out_trade_no", r.tradeRef)
         .put("buyer_logon_id", "sim***@example.com").put("fund_change", moved ? "Y" : "N")
         .put("refund_fee", Yuan.of(refunded)).put("gmt_refund_pay", TIME.format(r.createdAt.atOffset(ZoneOffset.ofHours(8)))));
-    if (moved) {
-      settled(r);
-    }
   }
 
   /** A refund made: the trade_status_sync notify with out_biz_no and refund_fee, to the trade's notify_url. */

@@ -23,25 +23,25 @@ public final class SimApis {
   private final WechatPayApi wechatpay;
   private final AlipayApi alipay;
   private final StripeApi stripe;
-  private final RefundNotifier notifier;
   private final SimBills bills;
   private final BillApi billApi;
+  private final RefundNotifier notifier;
 
   private SimApis(TradeBook trades, Faults faults, WechatPayApi wechatpay, AlipayApi alipay, StripeApi stripe,
-                  RefundNotifier notifier, SimBills bills, String wechatAppId) {
+                  SimBills bills, String wechatAppId, RefundNotifier notifier) {
     this.trades = trades;
     this.faults = faults;
     this.wechatpay = wechatpay;
     this.alipay = alipay;
     this.stripe = stripe;
+    this.bills = bills;
+    this.billApi = new BillApi(bills, wechatpay, wechatAppId, alipay, stripe);
     this.notifier = notifier;
     for (SimApi api : new SimApi[] {wechatpay, alipay, stripe}) {
       if (api != null) {
         api.notifier = notifier;
       }
     }
-    this.bills = bills;
-    this.billApi = new BillApi(bills, wechatpay, wechatAppId, alipay, stripe);
   }
 
   public static SimApis load(Vertx vertx, String path, SimConfig sim, Clock clock) throws IOException {
@@ -62,8 +62,8 @@ public final class SimApis {
             Pem.publicKey(dir.resolve(a.getString("appPublicKeyPem")).toString(), "alipay.appPublicKeyPem"));
     StripeApi stripe = s.getString("secretKey") == null ? null : new StripeApi(vertx, trades, faults, s.getString("secretKey"),
         (StripeGateway) sim.target("stripe").gateway());
-    return new SimApis(trades, faults, wechatpay, alipay, stripe, new RefundNotifier(sim), new SimBills(trades, clock),
-        w.getString("appId"));
+    return new SimApis(trades, faults, wechatpay, alipay, stripe, new SimBills(trades, clock), w.getString("appId"),
+        new RefundNotifier(sim));
   }
 
   public TradeBook trades() {
@@ -72,6 +72,11 @@ public final class SimApis {
 
   public Faults faults() {
     return faults;
+  }
+
+  /** The bills' state and injections (issue 10, reconciliation). */
+  public SimBills bills() {
+    return bills;
   }
 
   /** Where refund notifications go (WeChat Pay REFUND.*, Stripe refund.updated / charge.refunded). */
@@ -97,11 +102,6 @@ public final class SimApis {
       api.settled(r);
     }
     return r;
-  }
-
-  /** The bills' state and injections (issue 10, reconciliation). */
-  public SimBills bills() {
-    return bills;
   }
 
   /** Mounts {@code /wechatpay/v3/...}, {@code /alipay/gateway.do} and {@code /stripe/v1/...}. */

@@ -26,7 +26,7 @@ import java.util.zip.ZipOutputStream;
 /**
  * The simulated gateways' bills, drawn from the real trade state ({@link TradeBook}): the PAID trades of the
  * day (WeChat Pay and Alipay by payment time, China days; Stripe by the PaymentIntent's creation, UTC days,
- * as its list filters) and the day's refunds. Unlike the real gateways (which publish a day's bill the next
+ * as its list filters) and the day's refunds (succeeded, by when they succeeded). Unlike the real gateways (which publish a day's bill the next
  * morning), any day can be asked for, today included. Injections for tests ({@code POST /sim/bills/KIND/REF}):
  * a trade billed with another amount, a paid trade left off the bill, a refund at the gateway.
  */
@@ -121,20 +121,21 @@ public final class SimBills {
   }
 
   /**
-   * The day's refunds: those made through the refund APIs and succeeded (by when they settled; the
-   * merchant's refund id is their out_refund_no / out_request_no, the gateway's own id their refund id)
-   * and the injected ones.
+   * The refunds of kind billed in [from, to): the gateway's own (TradeBook's SUCCEEDED refunds, by the time
+   * they succeeded; the merchant's refund id is out_refund_no / out_request_no / the refund's metadata) and
+   * the injected ones.
    */
   synchronized List<Refund> refunds(String kind, Instant from, Instant to) {
-    List<Refund> all = new ArrayList<>(refunds);
+    List<Refund> out = new ArrayList<>();
     for (TradeBook.Refund r : trades.refunds(kind)) {
-      if (r.state == TradeBook.RefundState.SUCCEEDED && r.settledAt != null) {
-        all.add(new Refund(kind, r.tradeRef, r.txnId, r.orderNo,
-            r.gatewayRefundId == null ? r.refundId : r.gatewayRefundId, r.refundId, r.amountCents, r.currency,
-            r.settledAt));
+      TradeBook.Trade t = trades.get(kind, r.tradeRef);
+      if (r.state == TradeBook.RefundState.SUCCEEDED && r.settledAt != null && !forgotten.contains(t)) {
+        out.add(new Refund(kind, r.tradeRef, r.txnId, r.orderNo,
+            r.gatewayRefundId == null ? r.refundId : r.gatewayRefundId, r.refundId, r.amountCents, r.currency, r.settledAt));
       }
     }
-    return all.stream().filter(r -> r.kind().equals(kind) && !r.at().isBefore(from) && r.at().isBefore(to))
+    out.addAll(refunds);
+    return out.stream().filter(r -> r.kind().equals(kind) && !r.at().isBefore(from) && r.at().isBefore(to))
         .sorted(Comparator.comparing(Refund::at)).toList();
   }
 

@@ -58,13 +58,13 @@ public final class GatewaySimCommand {
         {"dropShare","duplicateShare","maxDuplicates","delayMs","jitterMs","seed"} (for pays that do not say),
         DELETE /sim/faults (also resets GET /sim/stats/KIND:
         calls and the most in flight at once). --service URL: Stripe's webhook target.
-        Refunds: /wechatpay/v3/refund/domestic/refunds, alipay.trade.refund, /stripe/v1/refunds (one per refund id,
-        only of a paid trade); GET /sim/refunds/KIND, POST /sim/refunds/KIND/outcome {"state":"PENDING|SUCCEEDED|FAILED"}
-        (what new refunds start as), POST /sim/refunds/KIND/ID/settle {"state","notify"}, POST /sim/webhooks/KIND {"url"}.
         Bills (issue 10) from the paid trades: WeChat /wechatpay/v3/bill/tradebill, Alipay
         alipay.data.dataservice.bill.downloadurl.query, Stripe GET /stripe/v1/payment_intents and /v1/refunds;
         POST /sim/bills/KIND/REF {"amountCents":N} | {"omit":true} | {"refund":{"amountCents"}} injects a
         mismatch; DELETE /sim/bills drops them and leaves the trades made so far off later bills.
+        Refunds: /wechatpay/v3/refund/domestic/refunds, alipay.trade.refund, /stripe/v1/refunds (one per refund id,
+        only of a paid trade); GET /sim/refunds/KIND, POST /sim/refunds/KIND/outcome {"state":"PENDING|SUCCEEDED|FAILED"}
+        (what new refunds start as), POST /sim/refunds/KIND/ID/settle {"state","notify"}, POST /sim/webhooks/KIND {"url"}.
       exit 0 when every notification got the gateway's success answer, 1 otherwise, 2 on usage errors.
       """;
 

@@ -207,7 +207,13 @@ class GatewayReconcileTest {
       assertEquals("LATE_AFTER_CANCEL", applied.of(GatewayCheck.MISSING_RECEIPT).get(0).resolution(), applied.summary());
       assertEquals("CANCELLED", status(t[0]));
       assertEquals(1, app.count("SELECT count(*) FROM exception_orders WHERE order_no = $1 AND kind = 'LATE_AFTER_CANCEL'", t[0]));
-      assertTrue(reconcile(g, true).ok());
+      // The exception is refunded automatically (below the threshold) through the gateway: once that
+      // refund settled on both sides, the day is clean.
+      assertTrue(dev.ordergate.sweep.SweepFixtures.eventually(java.time.Duration.ofSeconds(30), () -> app.count(
+          "SELECT count(*) FROM exception_orders WHERE order_no = $1 AND status = 'REFUNDED'", t[0]) == 1),
+          "the late payment's refund settled");
+      GatewayReport after = reconcile(g, true);
+      assertTrue(after.ok(), channel(g) + ": " + after.summary());
     }
   }
 
@@ -324,5 +330,36 @@ class GatewayReconcileTest {
     String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
     System.arraycopy(b, 0, out, a.length, b.length);
     return out;
+  }
+
+  @Test
+  void aRefundMadeThroughTheGatewayReconcilesAndRefundsOnOneSideOnlyAreFlagged() {
+    for (Object[] g : GATEWAYS) {
+      fresh();
+      // A late payment: cancelled here (no attempt to close), paid there, refunded automatically at the gateway.
+      String[] late = opened(g, 500);
+      app.pool.preparedQuery("DELETE FROM payment_attempts WHERE order_no = $1").execute(io.vertx.sqlclient.Tuple.of(late[0])).await();
+      assertEquals(200, app.call(HttpMethod.POST, "/api/orders/" + late[0] + "/cancel", null, false).statusCode());
+      String lateTxn = sim.pay(app, kind(g), late[1], channel(g), true).getString("txnId");
+      assertTrue(dev.ordergate.sweep.SweepFixtures.eventually(java.time.Duration.ofSeconds(30), () -> "REFUNDED".equals(
+          app.rows("SELECT status FROM exception_orders WHERE order_no = $1", late[0]).get(0).getString("status"))),
+          channel(g) + ": the late payment is refunded at the gateway");
+      GatewayReport clean = reconcile(g, false);
+      assertTrue(clean.ok(), channel(g) + ": " + clean.summary());
+      assertEquals(1, clean.billRefunds(), clean.summary());
+
+      // REFUNDED here (e.g. refunded by hand through refundUrl) but never at the gateway.
+      String[] other = opened(g, 300);
+      String otherTxn = paid(g, other, true);
+      app.pool.query("INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents, status) VALUES ('"
+          + other[0] + "', 'DOUBLE_PAYMENT', '" + channel(g) + "', '" + otherTxn + "-2', 300, 'REFUNDED')").execute().await();
+      app.pool.query("INSERT INTO exception_history (exception_id, event, from_status, to_status, actor) SELECT id, "
+          + "'REFUND_CONFIRMED', 'REFUND_PENDING', 'REFUNDED', 'test' FROM exception_orders WHERE txn_id = '" + otherTxn + "-2'")
+          .execute().await();
+      GatewayReport report = reconcile(g, false);
+      assertEquals(1, report.findings().size(), report.summary());
+      assertEquals(otherTxn + "-2", report.of(GatewayCheck.REFUND_NOT_AT_GATEWAY).get(0).txnId(), report.summary());
+      assertTrue(report.of(GatewayCheck.REFUND_NOT_HERE).isEmpty(), lateTxn);
+    }
   }
 }

@@ -115,6 +115,12 @@ class GatewayRefundTest {
         + " WHERE x.order_no = $1 ORDER BY h.id", orderNo).stream().map(r -> r.getString(0)).toList();
   }
 
+  /** The detail of the exception's history row {@code event}. */
+  private static String detail(String orderNo, String event) {
+    return app.rows("SELECT h.detail FROM exception_history h JOIN exception_orders x ON x.id = h.exception_id"
+        + " WHERE x.order_no = $1 AND h.event = $2", orderNo, event).get(0).getString(0);
+  }
+
   private static long orderSideRows(String orderNo) {
     return app.count("SELECT (SELECT count(*) FROM order_transitions WHERE order_no = $1)"
         + " + (SELECT count(*) FROM payment_receipts WHERE order_no = $1)"
@@ -203,8 +209,7 @@ class GatewayRefundTest {
     assertEquals(orderRows, orderSideRows(no), "a refund notification changes nothing of the order or its payments");
     assertEquals("CANCELLED", app.getOrder(no).getString("status"));
     assertEquals(1, sim.apis.trades().refundCount(kind, ref));
-    String detail = app.rows("SELECT detail FROM exception_history h JOIN exception_orders x ON x.id = h.exception_id"
-        + " WHERE x.order_no = $1 AND h.event = 'REFUND_CONFIRMED'", no).get(0).getString(0);
+    String detail = detail(no, "REFUND_CONFIRMED");
     assertTrue(detail.contains("refund notification"), detail);
   }
 
@@ -234,8 +239,7 @@ class GatewayRefundTest {
         .put("notifyUrl", "http://127.0.0.1:" + app.verticle.port() + "/api/callbacks/" + channel(kind)).encode())).await();
     assertEquals(200, resp.statusCode(), resp.bodyAsString());
     eventually("the refund failed", () -> "REFUND_FAILED".equals(status(no)));
-    String detail = app.rows("SELECT detail FROM exception_history h JOIN exception_orders x ON x.id = h.exception_id"
-        + " WHERE x.order_no = $1 AND h.event = 'REFUND_FAILED'", no).get(0).getString(0);
+    String detail = detail(no, "REFUND_FAILED");
     String code = switch (kind) {
       case "wechatpay-v3" -> "RESOURCE_NOT_EXISTS";
       case "alipay" -> "ACQ.TRADE_NOT_EXIST";
@@ -255,8 +259,7 @@ class GatewayRefundTest {
     String refundId = refundEvent(no).getUUID("id").toString();
     sim.apis.settle(kind, refundId, TradeBook.RefundState.SUCCEEDED, false);
     eventually("the refund query confirmed it", () -> "REFUNDED".equals(status(no)));
-    String detail = app.rows("SELECT detail FROM exception_history h JOIN exception_orders x ON x.id = h.exception_id"
-        + " WHERE x.order_no = $1 AND h.event = 'REFUND_CONFIRMED'", no).get(0).getString(0);
+    String detail = detail(no, "REFUND_CONFIRMED");
     assertTrue(detail.contains("refund query"), detail);
     assertEquals(1, sim.apis.trades().refundCount(kind, ref));
   }
