@@ -25,7 +25,7 @@ public final class GatewayClients {
       return switch (config.kind()) {
         case WECHATPAY_V3 -> new WechatPayClient(config, outbound, clock);
         case ALIPAY -> new AlipayClient(config, outbound, clock);
-        case STRIPE -> new StripeClient(config, outbound);
+        case STRIPE -> new StripeClient(config, outbound, clock);
         case ORDERGATE -> null;
       };
     } catch (IllegalArgumentException missingKeys) {

@@ -46,6 +46,8 @@ import java.util.function.Supplier;
  *       since the first failure, then the attempt is UNCLOSED and the order cancelled with a warning;
  *       {@code bestEffort} gives up at once.</li>
  * </ul>
+ * {@code off}: nothing is closed or queried; a cancellation marks the order's OPEN attempts UNCLOSED (the sweep
+ * before its claim, a single cancel after it won), as orders were cancelled before issue 10.
  * {@code ordergate_cancel_deferred_total{channel,result}}: result {@code deferred} per postponed
  * cancellation, {@code forced} per attempt given up.
  */
@@ -78,6 +80,10 @@ public final class CloseBeforeCancel implements CancelGuard, ClosePass {
 
   @Override
   public Future<CancelResult> guard(String orderNo, TransitionSource source, Supplier<Future<CancelResult>> cancel) {
+    if (off()) {
+      return cancel.get().compose(result -> result.outcome() != CancelOutcome.CANCELLED ? Future.succeededFuture(result)
+          : pool.preparedQuery(AttemptSql.GIVE_UP_OF_ORDERS).execute(Params.array(new String[] {orderNo})).map(result));
+    }
     return openAttempts(orderNo).compose(attempts -> {
       if (attempts.isEmpty()) {
         return cancel.get();
@@ -123,10 +129,19 @@ public final class CloseBeforeCancel implements CancelGuard, ClosePass {
     });
   }
 
+  /** {@code payments.closeBeforeCancel} off: cancel without closing anything (the drill's baseline). */
+  private boolean off() {
+    return config.closeBeforeCancel() == GatewayOpsConfig.CloseMode.OFF;
+  }
+
   // ---- the sweep's pass ------------------------------------------------------------------------
 
   @Override
   public Future<Void> run(long graceSeconds, int limit) {
+    if (off()) {
+      // No close, no query: the claim (which skips OPEN attempts) then cancels these orders as before issue 10.
+      return pool.preparedQuery(AttemptSql.GIVE_UP_OF_DUE_ORDERS).execute(Params.of(graceSeconds)).mapEmpty();
+    }
     return pool.preparedQuery(AttemptSql.OPEN_OF_DUE_ORDERS).execute(Params.of(graceSeconds, limit))
         .compose(rows -> {
           List<Attempt> attempts = new ArrayList<>();
@@ -145,6 +160,10 @@ public final class CloseBeforeCancel implements CancelGuard, ClosePass {
 
   @Override
   public Future<java.util.Set<String>> beforeBatch(java.util.Collection<String> orderNos) {
+    if (off()) {
+      return pool.preparedQuery(AttemptSql.GIVE_UP_OF_ORDERS).execute(Params.array(orderNos.toArray(String[]::new)))
+          .map(rows -> java.util.Set.<String>of());
+    }
     return pool.preparedQuery(AttemptSql.OPEN_OF_PENDING_ORDERS).execute(Params.array(orderNos.toArray(String[]::new)))
         .compose(rows -> {
           List<Attempt> attempts = new ArrayList<>();

@@ -114,9 +114,13 @@ public final class PaymentAttempts {
     return new Rejection(409, "ORDER_NOT_PENDING", "order " + orderNo + " is " + status + "; no payment can be opened");
   }
 
-  /** The order's attempts, oldest first (without the client secrets). */
+  /**
+   * The order's attempts, oldest first (without the client secrets), each state as it is now: derived at
+   * read time from the order's payments and the trade's deadline ({@code AttemptSql.READ_BY_ORDER}), so an
+   * attempt paid by its notification reads PAID without the callback's transaction writing to it.
+   */
   public Future<JsonArray> list(String orderNo) {
-    return pool.preparedQuery(AttemptSql.BY_ORDER).execute(Params.of(orderNo)).compose(rows -> {
+    return pool.preparedQuery(AttemptSql.READ_BY_ORDER).execute(Params.of(orderNo)).compose(rows -> {
       JsonArray out = new JsonArray();
       rows.forEach(r -> out.add(Attempt.of(r).toJson(false)));
       if (!out.isEmpty()) {

@@ -13,7 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Fault injection per gateway kind, for its API calls ({@code open}, {@code query}, {@code close},
  * {@code refund}, {@code refund_query}):
  * {@code latencyMs} before the call is handled, {@code status} (a 5xx answered instead) for the next
- * {@code count} calls (-1: every call), {@code hang} (never answered: the caller's timeout fires).
+ * {@code count} calls (-1: every call), {@code hang} (never answered: the caller's timeout fires). And for the
+ * notifications of payments: dropped, duplicated, delayed ({@link NotificationFault}).
  */
 public final class Faults {
 
@@ -32,6 +33,43 @@ public final class Faults {
     static final Verdict NONE = new Verdict(0, 0, false);
   }
 
+  /**
+   * Notification faults per kind, for payments whose request does not say ({@code /sim/trades/KIND/REF/pay}
+   * without {@code notify}, {@code duplicates} or {@code delayMs}): drop a {@code dropShare} of them, send a
+   * {@code duplicateShare} of them 1..{@code maxDuplicates} more times, delay each by {@code delayMs} plus up to
+   * {@code jitterMs}; drawn from a {@link java.util.Random} seeded with {@code seed}.
+   */
+  public record NotificationFault(double dropShare, double duplicateShare, int maxDuplicates, long delayMs, long jitterMs,
+                                  java.util.Random rng) {
+
+    static NotificationFault of(JsonObject spec) {
+      return new NotificationFault(spec.getDouble("dropShare", 0.0), spec.getDouble("duplicateShare", 0.0),
+          Math.max(1, spec.getInteger("maxDuplicates", 1)), spec.getLong("delayMs", 0L), spec.getLong("jitterMs", 0L),
+          new java.util.Random(spec.getLong("seed", 1L)));
+    }
+  }
+
+  /** What to do with one payment's notification. */
+  public record NotificationVerdict(boolean drop, int duplicates, long delayMs) {}
+
+  private final Map<String, NotificationFault> notificationFaults = new ConcurrentHashMap<>();
+
+  public void setNotifications(String kind, JsonObject spec) {
+    notificationFaults.put(kind, NotificationFault.of(spec));
+  }
+
+  /** The next notification's fate at {@code kind}; null when no notification fault is set. */
+  public synchronized NotificationVerdict nextNotification(String kind) {
+    NotificationFault f = notificationFaults.get(kind);
+    if (f == null) {
+      return null;
+    }
+    boolean drop = f.rng().nextDouble() < f.dropShare();
+    int duplicates = f.rng().nextDouble() < f.duplicateShare() ? 1 + f.rng().nextInt(f.maxDuplicates()) : 0;
+    long delay = f.delayMs() + (f.jitterMs() > 0 ? (long) (f.rng().nextDouble() * f.jitterMs()) : 0);
+    return new NotificationVerdict(drop, duplicates, delay);
+  }
+
   private final Map<String, Fault> faults = new ConcurrentHashMap<>();
   /** Per kind: calls in flight now, the most seen at once, and calls handled (reset by {@link #clear}). */
   private final Map<String, int[]> load = new ConcurrentHashMap<>();
@@ -45,6 +83,7 @@ public final class Faults {
 
   public void clear() {
     faults.clear();
+    notificationFaults.clear();
     remaining.clear();
     load.clear();
   }

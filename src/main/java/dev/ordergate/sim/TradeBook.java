@@ -171,6 +171,16 @@ public final class TradeBook {
     return t;
   }
 
+  /** Every trade, each after its deadline was applied (the drill reads what was paid where). */
+  public synchronized java.util.List<Trade> all() {
+    return trades.values().stream().map(t -> get(t.kind, t.ref)).toList();
+  }
+
+  /** The simulator's clock (deadlines, Stripe's Checkout Session bounds). */
+  public Instant now() {
+    return clock.instant();
+  }
+
   /** Closes an OPEN trade; answers the trade as it then is (null: unknown). */
   public synchronized Trade close(String kind, String ref) {
     Trade t = get(kind, ref);

@@ -85,6 +85,28 @@ public final class Drill {
 
   private record PayAnswer(String txnId, boolean wrongAmount, int httpStatus, String outcome, boolean duplicate) {}
 
+  /**
+   * The gateway drill's other side ({@code --gateway-sim}): the simulated gateways' control API. {@code pay}
+   * answers the simulator's {@code POST /sim/trades/KIND/REF/pay} body with its HTTP status as
+   * {@code httpStatus}; {@code trades} its {@code GET /sim/trades}.
+   */
+  public interface GatewaySide {
+    Future<JsonObject> pay(String kind, String ref, JsonObject spec);
+
+    Future<Void> scan(String kind, String ref);
+
+    Future<JsonArray> trades();
+
+    /**
+     * Reconciles {@code channel}'s {@code day} against its gateway's bill (the report as
+     * {@code GET /admin/reconcile/gateway} answers it); {@code apply} puts the missing payments through the gate.
+     * Null (the default): the drill asks the service over HTTP, report only.
+     */
+    default Future<JsonObject> reconcile(String channel, java.time.LocalDate day, boolean apply) {
+      return null;
+    }
+  }
+
   /** What one order was told, in any order the answers arrived. */
   private static final class Track {
     final DrillPlan.OrderPlan plan;
@@ -93,6 +115,13 @@ public final class Drill {
     final List<String> cancels = Collections.synchronizedList(new ArrayList<>());
     final List<String> errors = Collections.synchronizedList(new ArrayList<>());
     volatile JsonObject finalState;
+    /** The gateway drill: the attempt's gateway reference, and what the simulated gateway did with the payment. */
+    volatile String attemptRef;
+    volatile String gatewayTxn;
+    volatile boolean gatewayPaid;
+    volatile boolean notificationDropped;
+    /** Completes when the customer's open answered: the payment at the gateway waits for it. */
+    final Promise<Void> opened = Promise.promise();
 
     Track(DrillPlan.OrderPlan plan) {
       this.plan = plan;
@@ -120,16 +149,41 @@ public final class Drill {
   private volatile boolean tolerateOutages;
   private final Tally outages = new Tally();
   private volatile boolean racing;
+  private final GatewaySide gateway;
+  /** The gateway drill: channel name -> gateway kind. */
+  private final Map<String, String> channelKinds;
+  private final Tally gatewayCounts = new Tally();
 
   public Drill(Vertx vertx, Options options, ServiceClient.Target target, Canceller canceller, PrintStream out) {
+    this(vertx, options, target, canceller, out, DrillPlan.generate(options.runId(), options.orders(), options.seed(),
+        options.timeoutSeconds(), options.skus()), null, Map.of());
+  }
+
+  private Drill(Vertx vertx, Options options, ServiceClient.Target target, Canceller canceller, PrintStream out,
+                DrillPlan plan, GatewaySide gateway, Map<String, String> channelKinds) {
     this.vertx = vertx;
     this.options = options;
     this.client = new ServiceClient(vertx, target, options.connections(), options.requestTimeoutMs());
     this.canceller = canceller != null ? canceller : this::httpCancel;
     this.out = out;
-    this.plan = DrillPlan.generate(options.runId(), options.orders(), options.seed(), options.timeoutSeconds(),
-        options.skus());
+    this.plan = plan;
+    this.gateway = gateway;
+    this.channelKinds = channelKinds;
     plan.orders.forEach(o -> tracks.put(o.orderNo(), new Track(o)));
+  }
+
+  /**
+   * The gateway drill ({@code --gateway-sim}): customers open their payments through the service
+   * ({@code channelKinds}: the gateway channels, name -> kind, one per order in turn) and pay at the simulated
+   * gateways around expiry ({@link DrillPlan#generateGateway}); the gateways notify the service, late, twice
+   * or never. Besides the usual checks, the report's {@code gateway} block compares what the gateways took
+   * with what the service recorded.
+   */
+  public static Drill gateway(Vertx vertx, Options options, ServiceClient.Target target, GatewaySide side,
+                              Map<String, String> channelKinds, PrintStream out) {
+    DrillPlan plan = DrillPlan.generateGateway(options.runId(), options.orders(), options.seed(), options.timeoutSeconds(),
+        options.skus(), List.copyOf(new java.util.TreeMap<>(channelKinds).keySet()));
+    return new Drill(vertx, options, target, null, out, plan, side, channelKinds);
   }
 
   /**
@@ -162,8 +216,11 @@ public final class Drill {
     }
   }
 
+  private volatile Instant startedAt = Instant.now();
+
   public Result run() {
     Instant started = Instant.now();
+    startedAt = started;
     long t0 = System.nanoTime();
     Map<String, Double> seconds = new LinkedHashMap<>();
     List<Anomaly> anomalies = new ArrayList<>();
@@ -186,6 +243,7 @@ public final class Drill {
       ReconcileReport reconciliation = reconcile();
       seconds.put("reconcile", lap(t3));
       analyse(anomalies);
+      JsonObject gatewayBlock = gateway == null ? null : gatewayReport(anomalies);
       reconciliation.violations().forEach(v -> anomalies.add(new Anomaly(v.orderNo(),
           "RECONCILE_" + v.invariant().name(), (v.sku() != null ? "sku " + v.sku() + ": " : "") + v.detail())));
       long unlisted = reconciliation.violationCount() - reconciliation.violations().size();
@@ -194,6 +252,9 @@ public final class Drill {
       }
       seconds.put("total", lap(t0));
       JsonObject report = report(started, seconds, anomalies, reconciliation);
+      if (gatewayBlock != null) {
+        report.put("gateway", gatewayBlock);
+      }
       return new Result(report, List.copyOf(anomalies), summary(report, anomalies));
     } finally {
       sweeping.set(false);
@@ -319,7 +380,99 @@ public final class Drill {
       case PAY -> pay(track, a);
       case CUSTOMER_CANCEL -> cancel(track, TransitionSource.USER);
       case OPERATOR_CANCEL -> cancel(track, TransitionSource.OPERATOR);
+      case OPEN_PAYMENT -> openPayment(track);
+      case GATEWAY_PAY -> gatewayPay(track, a);
     };
+  }
+
+  private String kindOf(Track track) {
+    return channelKinds.get(track.plan.channel());
+  }
+
+  /** The customer opens the payment; an Alipay customer who is going to pay scans the QR code at once. */
+  private Future<?> openPayment(Track track) {
+    sent.add("opens");
+    return openAndScan(track).onComplete(ar -> track.opened.tryComplete());
+  }
+
+  private Future<?> openAndScan(Track track) {
+    return client.send(HttpMethod.POST, "/api/orders/" + track.plan.orderNo() + "/payments",
+        new JsonObject().put("channel", track.plan.channel()), false).compose(resp -> {
+          JsonObject body = resp.bodyAsJsonObject();
+          if (resp.statusCode() == 201 || resp.statusCode() == 200) {
+            track.attemptRef = body.getString("gatewayReference");
+            gatewayCounts.add("opened");
+            boolean pays = track.plan.actions().stream().anyMatch(x -> x.kind() == DrillPlan.Kind.GATEWAY_PAY);
+            return pays && "alipay".equals(kindOf(track)) ? gateway.scan("alipay", track.attemptRef) : Future.succeededFuture();
+          }
+          String code = body == null ? "HTTP_" + resp.statusCode() : body.getString("error", "HTTP_" + resp.statusCode());
+          gatewayCounts.add("open." + code);
+          if (resp.statusCode() != 409) {
+            track.errors.add("open payment at " + track.plan.channel() + ": HTTP " + resp.statusCode() + " " + code);
+          }
+          return Future.succeededFuture();
+        }).recover(err -> {
+          track.errors.add("open payment at " + track.plan.channel() + ": " + err);
+          return Future.succeededFuture();
+        });
+  }
+
+  /**
+   * The customer pays at the gateway (if its trade is still payable there), and the gateway notifies the
+   * service {@code notifyDelayMs} later, in {@code copies} copies, or never ({@code dropped}). Each copy's
+   * final answer is checked like a callback's.
+   */
+  private Future<?> gatewayPay(Track track, DrillPlan.Action a) {
+    return track.opened.future().compose(v -> payAtGateway(track, a));
+  }
+
+  private Future<?> payAtGateway(Track track, DrillPlan.Action a) {
+    if (track.attemptRef == null) {
+      gatewayCounts.add("pay.noAttempt");
+      return Future.succeededFuture();
+    }
+    sent.add("gatewayPayments");
+    JsonObject spec = new JsonObject().put("notify", !a.dropped()).put("delayMs", a.notifyDelayMs())
+        .put("duplicates", a.copies() - 1)
+        .put("notifyUrl", client.target().url() + "/api/callbacks/" + track.plan.channel());
+    return gateway.pay(kindOf(track), track.attemptRef, spec).map(answer -> {
+      int status = answer.getInteger("httpStatus");
+      if (status == 409) {
+        gatewayCounts.add("pay.refusedByGateway");
+        return null;
+      }
+      if (status != 200) {
+        track.errors.add("pay at the gateway: HTTP " + status + " " + answer.encode());
+        return null;
+      }
+      track.gatewayTxn = answer.getString("txnId");
+      track.gatewayPaid = true;
+      gatewayCounts.add("pay.taken");
+      if (a.dropped()) {
+        track.notificationDropped = true;
+        gatewayCounts.add("notifications.dropped");
+        return null;
+      }
+      JsonObject report = answer.getJsonObject("report", new JsonObject());
+      for (Object o : report.getJsonArray("notifications", new JsonArray())) {
+        JsonArray attempts = ((JsonObject) o).getJsonArray("attempts");
+        JsonObject last = attempts.getJsonObject(attempts.size() - 1);
+        sent.add("notifications");
+        String header = last.getString("outcome");
+        if (!((JsonObject) o).getBoolean("accepted") || header == null) {
+          track.errors.add("notification " + track.gatewayTxn + ": HTTP " + last.getInteger("status") + " " + last.getString("body"));
+          continue;
+        }
+        boolean duplicate = header.endsWith(",DUPLICATE");
+        String outcome = header.replace(",DUPLICATE", "");
+        callbackOutcomes.add(duplicate ? "duplicate(" + outcome + ")" : outcome);
+        track.payments.add(new PayAnswer(track.gatewayTxn, false, 200, outcome, duplicate));
+      }
+      return null;
+    }).recover(err -> {
+      track.errors.add("pay at the gateway: " + err);
+      return Future.succeededFuture();
+    });
   }
 
   private Future<?> pay(Track track, DrillPlan.Action a) {
@@ -478,7 +631,10 @@ public final class Drill {
       for (var e : byTxn.entrySet()) {
         long firsts = e.getValue().stream().filter(p -> !p.duplicate()).count();
         long outcomes = e.getValue().stream().map(PayAnswer::outcome).distinct().count();
-        if (firsts != 1 || outcomes != 1) {
+        // The gateway drill: the query (close before cancel) may have taken the first answer.
+        boolean queried = gateway != null && ("PAYMENT_QUERY".equals(closedBy) && e.getKey().equals(fin.getString("paidTxnId"))
+            || "CANCELLED".equals(status));
+        if (firsts > 1 || (firsts == 0 && !queried) || outcomes != 1) {
           anomalies.add(new Anomaly(no, "DUPLICATE_ANSWERS_DISAGREE", "txn " + e.getKey() + ": " + firsts
               + " first answers, outcomes " + e.getValue().stream().map(PayAnswer::outcome).toList()));
         }
@@ -513,7 +669,8 @@ public final class Drill {
         anomalies.add(new Anomaly(no, "ANSWER_CONTRADICTS_STATE", "txn " + applied.get(0) + " answered APPLIED but the order is "
             + status + " paid by " + fin.getString("paidTxnId")));
       }
-      if ("PAID".equals(status) && applied.isEmpty() && pays.stream().allMatch(p -> p.httpStatus() == 200)) {
+      if ("PAID".equals(status) && applied.isEmpty() && pays.stream().allMatch(p -> p.httpStatus() == 200)
+          && !(gateway != null && "PAYMENT_QUERY".equals(closedBy))) {
         anomalies.add(new Anomaly(no, "PAID_WITHOUT_ANSWER", "order is PAID by " + fin.getString("paidTxnId")
             + " but no callback was answered APPLIED"));
       }
@@ -532,6 +689,194 @@ public final class Drill {
       }
     }
     sweepErrors.forEach(e -> anomalies.add(new Anomaly(null, "SWEEP_FAILED", e)));
+  }
+
+  // ---- the gateway drill's books ---------------------------------------------------------------
+
+  /**
+   * What the simulated gateways took against what the service recorded, per order of this run: money taken
+   * on cancelled orders (a trade PAID at the gateway, its order CANCELLED), how much of it the service knows
+   * of (an exception order, to be refunded), notifications lost and whether the query (close before cancel)
+   * recovered them, exception orders by status. Contradictions are anomalies: an order PAID whose trade is not
+   * paid at the gateway, or paid by another transaction than the gateway's.
+   */
+  private JsonObject gatewayReport(List<Anomaly> anomalies) {
+    Map<String, JsonObject> trades = new HashMap<>();
+    for (Object o : gateway.trades().await()) {
+      JsonObject trade = (JsonObject) o;
+      if (tracks.containsKey(trade.getString("orderNo"))) {
+        trades.put(trade.getString("orderNo"), trade);
+      }
+    }
+    JsonObject books = books(trades, anomalies);
+    JsonObject reconcile;
+    try {
+      reconcile = gatewayReconcile(false);
+    } catch (RuntimeException e) {
+      anomalies.add(new Anomaly(null, "GATEWAY_RECONCILE_FAILED", String.valueOf(e.getMessage())));
+      return books.put("counts", gatewayCounts.toJson()).put("gatewayReconcile", new JsonObject().put("available", true)
+          .put("ok", false).put("summary", "failed: " + e.getMessage()));
+    }
+    if (reconcile.getBoolean("available") && reconcile.getLong("missingReceipts", 0L) > 0 && reconcile.getBoolean("canApply")) {
+      // Recover the lost notifications from the bill, then count again what is recorded nowhere.
+      JsonObject applied = gatewayReconcile(true);
+      readBack(new ArrayList<>(tracks.values()));
+      JsonObject after = books(trades, new ArrayList<>());
+      JsonObject again = gatewayReconcile(false);
+      reconcile = new JsonObject().put("available", true).put("before", reconcile).put("applied", applied)
+          .put("after", again).put("unrecordedAfterApply", after.getJsonObject("unrecordedPayments"))
+          .put("summary", reconcile.getString("summary") + "; --apply: " + applied.getLong("resolved", 0L)
+              + " applied, then " + again.getString("summary") + ", recorded nowhere "
+              + after.getJsonObject("unrecordedPayments").getLong("count"));
+    }
+    return books.put("counts", gatewayCounts.toJson()).put("gatewayReconcile", reconcile);
+  }
+
+  /** What the gateways took against what the service recorded (see {@link #gatewayReport}). */
+  private JsonObject books(Map<String, JsonObject> trades, List<Anomaly> anomalies) {
+    Map<String, List<JsonObject>> exceptions = new HashMap<>();
+    Tally exceptionStatus = new Tally();
+    for (JsonObject e : runExceptions()) {
+      exceptions.computeIfAbsent(e.getString("orderNo"), k -> new ArrayList<>()).add(e);
+      exceptionStatus.add(e.getString("status"));
+    }
+    long takenOnCancelled = 0;
+    long takenOnCancelledCents = 0;
+    long cancelledRecorded = 0;
+    long paidByQuery = 0;
+    long dropped = 0;
+    long droppedRecovered = 0;
+    long unrecorded = 0;
+    long unrecordedCents = 0;
+    long takenAtGateway = 0;
+    for (Track t : tracks.values()) {
+      JsonObject trade = trades.get(t.plan.orderNo());
+      JsonObject fin = t.finalState;
+      if (fin == null) {
+        continue;
+      }
+      String status = fin.getString("status");
+      boolean paidThere = trade != null && "PAID".equals(trade.getString("state"));
+      String txn = paidThere ? trade.getString("txnId") : null;
+      boolean excepted = txn != null && exceptions.getOrDefault(t.plan.orderNo(), List.of()).stream()
+          .anyMatch(e -> txn.equals(e.getString("txnId")));
+      boolean recorded = txn != null && (txn.equals(fin.getString("paidTxnId")) || excepted);
+      if ("PAYMENT_QUERY".equals(fin.getString("closedBy"))) {
+        paidByQuery++;
+      }
+      if (paidThere) {
+        takenAtGateway++;
+        if (!recorded) {
+          unrecorded++;
+          unrecordedCents += trade.getLong("amountCents");
+        }
+        if (t.notificationDropped) {
+          dropped++;
+          droppedRecovered += recorded ? 1 : 0;
+        }
+      }
+      if (paidThere && "CANCELLED".equals(status)) {
+        takenOnCancelled++;
+        takenOnCancelledCents += trade.getLong("amountCents");
+        cancelledRecorded += recorded ? 1 : 0;
+      }
+      if ("PAID".equals(status) && !paidThere) {
+        anomalies.add(new Anomaly(t.plan.orderNo(), "PAID_BUT_NOT_AT_GATEWAY", "the order is PAID by "
+            + fin.getString("paidTxnId") + " but its trade at " + t.plan.channel() + " is "
+            + (trade == null ? "unknown" : trade.getString("state"))));
+      } else if ("PAID".equals(status) && !txn.equals(fin.getString("paidTxnId"))) {
+        anomalies.add(new Anomaly(t.plan.orderNo(), "PAID_BY_ANOTHER_TXN", "the order is PAID by "
+            + fin.getString("paidTxnId") + " but the gateway's payment is " + txn));
+      }
+    }
+    return new JsonObject()
+        .put("takenAtGateway", takenAtGateway)
+        .put("paidByQuery", paidByQuery)
+        .put("moneyOnCancelledOrders", new JsonObject().put("count", takenOnCancelled)
+            .put("amountCents", takenOnCancelledCents).put("recordedAsExceptions", cancelledRecorded))
+        .put("exceptionOrders", exceptionStatus.toJson().put("total", exceptionStatus.total()))
+        .put("refundsRequested", exceptionStatus.get("REFUND_PENDING") + exceptionStatus.get("REFUNDED")
+            + exceptionStatus.get("REFUND_FAILED") + exceptionStatus.get("REFUND_PROCESSING"))
+        .put("lostNotifications", new JsonObject().put("dropped", dropped).put("recoveredByQuery", droppedRecovered))
+        .put("unrecordedPayments", new JsonObject().put("count", unrecorded).put("amountCents", unrecordedCents));
+  }
+
+  /**
+   * Reconciliation against each gateway's bill of the run's day(s) (the gateway's day: China time for WeChat
+   * Pay and Alipay, UTC for Stripe), keeping the findings that name this run's orders (the database and the
+   * simulator may hold other runs'). In process when the side offers it ({@code apply} possible), else
+   * {@code GET /admin/reconcile/gateway} (report only); a 404 from the router: {@code available} false.
+   */
+  private JsonObject gatewayReconcile(boolean apply) {
+    String prefix = "DR-" + options.runId() + "-";
+    JsonObject byChannel = new JsonObject();
+    Tally checks = new Tally();
+    long resolved = 0;
+    boolean canApply = true;
+    for (Map.Entry<String, String> ch : new java.util.TreeMap<>(channelKinds).entrySet()) {
+      java.time.ZoneId zone = ch.getValue().equals("stripe") ? java.time.ZoneOffset.UTC : java.time.ZoneId.of("Asia/Shanghai");
+      java.util.Set<java.time.LocalDate> days = new java.util.TreeSet<>(List.of(
+          java.time.LocalDate.ofInstant(startedAt, zone), java.time.LocalDate.now(zone)));
+      JsonArray mine = new JsonArray();
+      for (java.time.LocalDate day : days) {
+        JsonObject report;
+        Future<JsonObject> inProcess = gateway.reconcile(ch.getKey(), day, apply);
+        if (inProcess != null) {
+          report = inProcess.await();
+        } else {
+          canApply = false;
+          HttpResponse<Buffer> resp = client.send(HttpMethod.GET, "/admin/reconcile/gateway?channel=" + ch.getKey()
+              + "&date=" + day, null, true).await();
+          String body = resp.bodyAsString() == null ? "" : resp.bodyAsString();
+          if (resp.statusCode() == 404 && !body.contains("UNKNOWN_CHANNEL")) {
+            return new JsonObject().put("available", false).put("summary", "not available in this build");
+          }
+          if (resp.statusCode() != 200) {
+            throw new IllegalStateException("GET /admin/reconcile/gateway for " + ch.getKey() + " " + day + ": HTTP "
+                + resp.statusCode() + " " + body);
+          }
+          report = resp.bodyAsJsonObject();
+        }
+        for (Object c : report.getJsonArray("checks", new JsonArray())) {
+          for (Object f : ((JsonObject) c).getJsonArray("listed", new JsonArray())) {
+            JsonObject finding = (JsonObject) f;
+            if (String.valueOf(finding.getString("orderNo")).startsWith(prefix)) {
+              mine.add(finding);
+              checks.add(finding.getString("check"));
+              resolved += finding.getString("resolution") != null ? 1 : 0;
+            }
+          }
+        }
+      }
+      byChannel.put(ch.getKey(), mine);
+    }
+    long findings = checks.total();
+    return new JsonObject().put("available", true).put("canApply", canApply).put("apply", apply)
+        .put("ok", findings == 0).put("findings", findings).put("checks", checks.toJson())
+        .put("missingReceipts", checks.get("MISSING_RECEIPT")).put("resolved", resolved).put("byChannel", byChannel)
+        .put("summary", findings == 0 ? "clean" : findings + " finding(s) (" + checks.line() + ")");
+  }
+
+  /** This run's exception orders ({@code GET /admin/exceptions}, every page). */
+  private List<JsonObject> runExceptions() {
+    List<JsonObject> out = new ArrayList<>();
+    String path = "/admin/exceptions?limit=1000";
+    String prefix = "DR-" + options.runId() + "-";
+    while (path != null) {
+      HttpResponse<Buffer> resp = client.send(HttpMethod.GET, path, null, true).await();
+      if (resp.statusCode() != 200) {
+        throw new IllegalStateException("GET /admin/exceptions: HTTP " + resp.statusCode() + " " + resp.bodyAsString());
+      }
+      for (Object o : resp.bodyAsJsonArray()) {
+        JsonObject e = (JsonObject) o;
+        if (e.getString("orderNo", "").startsWith(prefix)) {
+          out.add(e);
+        }
+      }
+      String link = resp.getHeader("Link");
+      path = link == null ? null : link.substring(link.indexOf('<') + 1, link.indexOf('>'));
+    }
+    return out;
   }
 
   // ---- report --------------------------------------------------------------------------------
@@ -596,6 +941,21 @@ public final class Drill {
           .append(" orders cancelled by timeout messages, ").append(t.getLong("fallbackCaught"))
           .append(" caught by the fallback sweep").append(nl);
     }
+    if (r.containsKey("gateway")) {
+      JsonObject g = r.getJsonObject("gateway");
+      JsonObject m = g.getJsonObject("moneyOnCancelledOrders");
+      JsonObject lost = g.getJsonObject("lostNotifications");
+      sb.append("  gateway:   ").append(line(g.getJsonObject("counts"))).append(nl);
+      sb.append("  money:     taken at the gateways ").append(g.getLong("takenAtGateway")).append(", on cancelled orders ")
+          .append(m.getLong("count")).append(" (").append(m.getLong("amountCents")).append(" cents, ")
+          .append(m.getLong("recordedAsExceptions")).append(" recorded as exceptions), paid by the query ")
+          .append(g.getLong("paidByQuery")).append(nl);
+      sb.append("  lost:      ").append(lost.getLong("dropped")).append(" notifications of taken payments dropped, ")
+          .append(lost.getLong("recoveredByQuery")).append(" recovered; payments taken and recorded nowhere: ")
+          .append(g.getJsonObject("unrecordedPayments").getLong("count")).append(nl);
+      sb.append("  exceptions: ").append(line(g.getJsonObject("exceptionOrders"))).append("; refunds requested ")
+          .append(g.getLong("refundsRequested")).append(nl);
+    }
     JsonObject rec = r.getJsonObject("reconciliation");
     sb.append("  reconcile: ").append(rec.getBoolean("ok") ? "all invariants hold"
         : rec.getLong("violations") + " violation(s)").append(nl);
@@ -615,7 +975,7 @@ public final class Drill {
     return sb.toString();
   }
 
-  private static String line(JsonObject o) {
+  static String line(JsonObject o) {
     StringBuilder sb = new StringBuilder();
     o.forEach(e -> sb.append(sb.length() == 0 ? "" : ", ").append(e.getKey()).append(' ').append(e.getValue()));
     return sb.toString();

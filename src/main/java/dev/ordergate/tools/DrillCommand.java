@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 
 import java.io.PrintStream;
+import java.util.List;
 import java.util.Set;
 
 /** {@code ordergate drill}: the concurrency drill, against a running service or self-contained. */
@@ -49,6 +50,17 @@ final class DrillCommand {
                               with queues of this run's own prefix, deleted afterwards.
         --broker-uri URI      broker: the RabbitMQ (default triggers.broker.uri)
         --fallback-ms M       broker, self-contained: the fallback sweep's period (default 10000)
+        --gateway-sim         the gateway drill (self-contained only): the simulated WeChat Pay, Alipay
+                              and Stripe run in this process; customers open their payments through the
+                              service and pay at the gateway around expiry (early, at "29:58" with the
+                              notification landing at "30:20", after expiry), the gateways drop, delay and
+                              duplicate notifications, cancels and sweeps race them. The same seed runs once
+                              per --modes value (default off,required) of payments.closeBeforeCancel, and
+                              the modes' figures are printed side by side. Defaults here: --orders 600,
+                              --timeout-seconds 30 (a 30-minute window scaled down, same proportions).
+                              Exit 1 also when the required run took money on a cancelled order or left a
+                              payment recorded nowhere.
+        --modes M,M           --gateway-sim: the closeBeforeCancel modes to run (off, bestEffort, required)
 
       Exit status: 0 no anomaly, 1 anomalies (each listed), 2 could not run.
       """ + Args.SECRETS_HELP;
@@ -90,7 +102,8 @@ final class DrillCommand {
   int run(String[] argv) throws Exception {
     Args args = Args.parse(argv, Set.of("url", "admin-token", "api-key", "channel", "secret", "orders", "seed",
         "timeout-seconds", "connections", "sweepers", "sweep-interval-ms", "settle-seconds", "skus",
-        "request-timeout-ms", "report", "db-url", "service-log", "trigger", "broker-uri", "fallback-ms"), Set.of());
+        "request-timeout-ms", "report", "db-url", "service-log", "trigger", "broker-uri", "fallback-ms", "modes"),
+        Set.of("gateway-sim"));
     if (args.help()) {
       out.print(HELP);
       return Tools.OK;
@@ -100,11 +113,15 @@ final class DrillCommand {
       throw new Args.UsageException("--trigger is sweep or broker, got " + trigger);
     }
     boolean broker = trigger.equals("broker");
+    boolean gatewaySim = args.has("gateway-sim");
+    if (gatewaySim && (args.has("url") || broker)) {
+      throw new Args.UsageException("--gateway-sim runs self-contained (no --url) with the sweep trigger");
+    }
     String runId = Long.toString(System.currentTimeMillis(), 36).toUpperCase();
     Drill.Options options = new Drill.Options(
-        args.intValue("orders", 2000, 1, 1_000_000),
+        args.intValue("orders", gatewaySim ? 600 : 2000, 1, 1_000_000),
         args.integer("seed", 1, Long.MIN_VALUE, Long.MAX_VALUE),
-        args.intValue("timeout-seconds", 3, 2, 3600),
+        args.intValue("timeout-seconds", gatewaySim ? 30 : 3, 2, 3600),
         args.intValue("connections", 64, 1, 4096),
         args.intValue("sweepers", broker ? 0 : 2, 0, 64),
         args.integer("sweep-interval-ms", 25, 1, 600_000),
@@ -113,6 +130,13 @@ final class DrillCommand {
         args.integer("request-timeout-ms", 10_000, 100, 600_000),
         runId, trigger);
     Vertx vertx = Vertx.vertx();
+    if (gatewaySim) {
+      try {
+        return gatewaySim(vertx, args, options);
+      } finally {
+        vertx.close().await();
+      }
+    }
     LocalService local = null;
     try {
       ServiceClient.Target target;
@@ -153,6 +177,36 @@ final class DrillCommand {
       }
       vertx.close().await();
     }
+  }
+
+  private int gatewaySim(Vertx vertx, Args args, Drill.Options options) throws Exception {
+    List<String> modes = List.of(args.string("modes", "off,required").split(","));
+    for (String m : modes) {
+      if (!Set.of("off", "bestEffort", "required").contains(m)) {
+        throw new Args.UsageException("--modes takes off, bestEffort and required, got " + m);
+      }
+    }
+    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("dev.ordergate"))
+        .setLevel(ch.qos.logback.classic.Level.toLevel(args.string("service-log", "ERROR")));
+    GatewayDrill drill = GatewayDrill.start(vertx, out, 0.0001);
+    List<GatewayDrill.ModeRun> runs = drill.run(LocalService.configJson(vertx), modes, options, args.secret("db-url"));
+    String table = GatewayDrill.table(runs);
+    out.println();
+    out.println("gateway drill, seed " + options.seed() + ", " + options.orders() + " orders, window "
+        + options.timeoutSeconds() + " s (a 30-minute window scaled down):");
+    out.print(table);
+    boolean ok = true;
+    for (GatewayDrill.ModeRun r : runs) {
+      ok &= r.result().ok();
+      if (r.mode().equals("required")) {
+        List<String> missed = GatewayDrill.targetMissed(r.result().report());
+        missed.forEach(m -> out.println("TARGET MISSED (required): " + m));
+        ok &= missed.isEmpty();
+      }
+    }
+    out.println(ok ? "GATEWAY DRILL PASSED" : "GATEWAY DRILL FAILED");
+    Tools.writeReport(args.string("report", null), GatewayDrill.report(runs), out);
+    return ok ? Tools.OK : Tools.ANOMALY;
   }
 
   /** {@code --api-key-file}, {@code --api-key}, else the first key of {@code ORDERGATE_API_KEYS}. */

@@ -1,10 +1,12 @@
 package dev.ordergate.tools;
 
 import dev.ordergate.sim.Delivery;
+import dev.ordergate.sim.Faults;
 import dev.ordergate.sim.Payment;
 import dev.ordergate.sim.Sender;
 import dev.ordergate.sim.SimApis;
 import dev.ordergate.sim.SimConfig;
+import dev.ordergate.sim.StripeApi;
 import dev.ordergate.sim.TradeBook;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -48,10 +50,13 @@ public final class GatewaySimCommand {
       serve: POST /sim/pay with {"kind","orderNo","amountCents", and optionally "currency","txnId",
         "statuses","outOfOrder","duplicates","delayMs","notifyUrl"}; answers the attempts as JSON.
         Also the gateways' APIs with real trades (what ordergate's payment attempts call): /wechatpay/v3/...
-        (Native prepay, query, close), /alipay/gateway.do (precreate, query, close), /stripe/v1/payment_intents;
+        (Native prepay, query, close), /alipay/gateway.do (precreate, query, close), /stripe/v1/payment_intents,
+        /stripe/v1/checkout/sessions (create, retrieve, expire); GET /sim/trades lists every trade;
         POST /sim/trades/KIND/REF/pay {"notify":true,"delayMs":0} (REF: out_trade_no, or the PaymentIntent id),
         POST /sim/trades/alipay/REF/scan, GET /sim/trades/KIND/REF, POST /sim/faults/KIND {"latencyMs","status",
-        "count","hang","ops":["open","query","close","refund","refund_query"]}, DELETE /sim/faults (also resets GET /sim/stats/KIND:
+        "count","hang","ops":["open","query","close","refund","refund_query"]}, POST /sim/faults/KIND/notifications
+        {"dropShare","duplicateShare","maxDuplicates","delayMs","jitterMs","seed"} (for pays that do not say),
+        DELETE /sim/faults (also resets GET /sim/stats/KIND:
         calls and the most in flight at once). --service URL: Stripe's webhook target.
         Bills (issue 10) from the paid trades: WeChat /wechatpay/v3/bill/tradebill, Alipay
         alipay.data.dataservice.bill.downloadurl.query, Stripe GET /stripe/v1/payment_intents and /v1/refunds;
@@ -244,6 +249,11 @@ public final class GatewaySimCommand {
   }
 
   private static void control(Vertx vertx, SimConfig config, SimApis apis, Sender sender, Router router, String service) {
+    router.get("/sim/trades").handler(ctx -> {
+      JsonArray list = new JsonArray();
+      apis.trades().all().forEach(t -> list.add(trade(t)));
+      json(ctx, 200, new JsonObject().put("trades", list));
+    });
     router.get("/sim/trades/:kind/:ref").handler(ctx -> {
       TradeBook.Trade t = apis.trades().get(ctx.pathParam("kind"), ctx.pathParam("ref"));
       if (t == null) {
@@ -259,8 +269,10 @@ public final class GatewaySimCommand {
     router.post("/sim/trades/:kind/:ref/pay").handler(ctx -> {
       String kind = ctx.pathParam("kind");
       JsonObject spec = ctx.body() == null || ctx.body().length() == 0 ? new JsonObject() : ctx.body().asJsonObject();
-      TradeBook.Trade t = apis.trades().pay(kind, ctx.pathParam("ref"),
-          kind.equals("stripe") ? ctx.pathParam("ref") : defaultTxn(kind));
+      String ref = ctx.pathParam("ref");
+      boolean session = kind.equals("stripe") && ref.startsWith("cs_");
+      TradeBook.Trade t = apis.trades().pay(kind, ref,
+          session ? StripeApi.sessionIntent(ref) : kind.equals("stripe") ? ref : defaultTxn(kind));
       if (t == null) {
         json(ctx, 404, new JsonObject().put("error", "NOT_FOUND").put("message", "no such trade"));
         return;
@@ -270,6 +282,20 @@ public final class GatewaySimCommand {
             .put("trade", trade(t)));
         return;
       }
+      Faults.NotificationVerdict fault = apis.faults().nextNotification(kind);
+      if (fault != null) {
+        // Injected notification faults, where the request does not say otherwise.
+        spec = spec.copy();
+        if (!spec.containsKey("notify")) {
+          spec.put("notify", !fault.drop());
+        }
+        if (!spec.containsKey("duplicates")) {
+          spec.put("duplicates", fault.duplicates());
+        }
+        if (!spec.containsKey("delayMs")) {
+          spec.put("delayMs", fault.delayMs());
+        }
+      }
       if (!spec.getBoolean("notify", true)) {
         json(ctx, 200, trade(t).put("notified", false));
         return;
@@ -278,8 +304,16 @@ public final class GatewaySimCommand {
           .put("currency", t.currency).put("txnId", t.txnId).put("delayMs", spec.getLong("delayMs", 0L))
           .put("duplicates", spec.getInteger("duplicates", 0))
           .put("notifyUrl", spec.getString("notifyUrl", t.notifyUrl)).put("service", spec.getString("service", service));
+      if (session) {
+        // A Checkout Session's payment: Stripe sends both events, for the same PaymentIntent.
+        pay.put("statuses", new JsonArray().add("checkout.session.completed").add("payment_intent.succeeded"));
+      }
       pay(vertx, config, sender, pay).onComplete(ar -> answer(ctx, ar.map(report -> trade(t).put("notified", true)
           .put("report", report))));
+    });
+    router.post("/sim/faults/:kind/notifications").handler(ctx -> {
+      apis.faults().setNotifications(ctx.pathParam("kind"), ctx.body().asJsonObject());
+      json(ctx, 200, new JsonObject().put("kind", ctx.pathParam("kind")).put("notifications", ctx.body().asJsonObject()));
     });
     // Refunds (issue 10): list them, choose what new ones start as, settle a pending one, point notifications.
     router.get("/sim/refunds/:kind").handler(ctx -> {

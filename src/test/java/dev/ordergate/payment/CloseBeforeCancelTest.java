@@ -20,15 +20,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.vertx.openapi.contract.OpenAPIContract;
-import io.vertx.openapi.validation.ResponseValidator;
-import io.vertx.openapi.validation.ValidatableResponse;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -53,13 +46,12 @@ class CloseBeforeCancelTest {
 
   private static GatewaySim sim;
   private static TestApp app;
-  private static ResponseValidator contract;
+  private static Contract contract;
 
   @BeforeAll
   static void start() throws Exception {
     sim = new GatewaySim();
-    contract = ResponseValidator.create(sim.vertx, OpenAPIContract.from(sim.vertx,
-        new JsonObject(Files.readString(Path.of("src/main/resources/openapi.json")))).await());
+    contract = new Contract(sim.vertx);
     app = TestApp.start(sim.serviceConfig(new JsonObject().put("closeDeferMaxSeconds", 2).put("gatewayTimeoutMs", 700)
         .put("gatewayConcurrency", 2)));
   }
@@ -90,11 +82,7 @@ class CloseBeforeCancelTest {
 
   /** The answer as openapi.json documents operation {@code operationId} (vertx-openapi's validator). */
   private static HttpResponse<Buffer> conforms(String operationId, HttpResponse<Buffer> resp) {
-    Map<String, String> headers = new HashMap<>();
-    resp.headers().forEach(h -> headers.put(h.getKey(), h.getValue()));
-    contract.validate(ValidatableResponse.create(resp.statusCode(), headers, resp.body(), resp.getHeader("Content-Type")),
-        operationId).await();
-    return resp;
+    return contract.conforms(operationId, resp);
   }
 
   private static JsonObject opened(String orderNo, String channel) {

@@ -103,6 +103,54 @@ class DrillTest {
     }
   }
 
+  /**
+   * {@code drill --gateway-sim}, small: the same seed with closeBeforeCancel {@code off} and {@code required}.
+   * Both hold the gate (no anomaly); {@code required} meets the target (no money taken on a cancelled order,
+   * every payment taken at the gateway recorded, lost notifications recovered by the query) while {@code off}
+   * takes money on cancelled orders, so the target check can fail.
+   */
+  @Test
+  void theGatewayDrillMeetsTheTargetWithRequiredAndOffTakesMoneyOnCancelledOrders() throws Exception {
+    var db = TestDatabase.freshDatabase();
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try {
+      GatewayDrill drill = GatewayDrill.start(vertx, QUIET, 0.0001);
+      Drill.Options o = new Drill.Options(60, 5, 4, 32, 2, 25, 15, 5, 15_000,
+          "G" + Long.toString(System.nanoTime() % 1_000_000_000L, 36).toUpperCase(), "sweep");
+      var runs = drill.run(Sandbox.config(), java.util.List.of("off", "required"), o, db.uri());
+      System.out.print(GatewayDrill.table(runs));
+      Drill.Result off = runs.get(0).result();
+      Drill.Result required = runs.get(1).result();
+      assertTrue(off.ok(), off.summary());
+      assertTrue(required.ok(), required.summary());
+      assertEquals(java.util.List.of(), GatewayDrill.targetMissed(required.report()), required.summary());
+      assertFalse(GatewayDrill.targetMissed(off.report()).isEmpty(), "off must miss the target: " + off.summary());
+      JsonObject offMoney = off.report().getJsonObject("gateway").getJsonObject("moneyOnCancelledOrders");
+      assertTrue(offMoney.getLong("count") > 0 && offMoney.getLong("amountCents") > 0, offMoney.encode());
+      JsonObject g = required.report().getJsonObject("gateway");
+      assertTrue(g.getLong("takenAtGateway") > 0, g.encode());
+      JsonObject lost = g.getJsonObject("lostNotifications");
+      assertEquals(lost.getLong("dropped"), lost.getLong("recoveredByQuery"), lost.encode());
+      assertEquals(off.report().getJsonObject("schedule"), required.report().getJsonObject("schedule"), "the same seed");
+      assertTrue(required.report().getJsonObject("schedule").getLong("notification.dropped", 0L) > 0);
+      assertTrue(required.report().getJsonObject("reconciliation").getBoolean("ok"));
+      // Reconciliation against the gateways' bills: clean with required; with off it finds every payment recorded
+      // nowhere (a lost notification), applies it, and then nothing is recorded nowhere.
+      JsonObject requiredBills = g.getJsonObject("gatewayReconcile");
+      assertTrue(requiredBills.getBoolean("available") && requiredBills.getBoolean("ok"), requiredBills.encode());
+      JsonObject offGateway = off.report().getJsonObject("gateway");
+      JsonObject offBills = offGateway.getJsonObject("gatewayReconcile");
+      long lostOff = offGateway.getJsonObject("unrecordedPayments").getLong("count");
+      assertTrue(lostOff > 0, offGateway.encode());
+      assertEquals(lostOff, offBills.getJsonObject("before").getLong("missingReceipts"), offBills.encode());
+      assertEquals(0, offBills.getJsonObject("unrecordedAfterApply").getLong("count"), offBills.encode());
+      assertTrue(offBills.getJsonObject("after").getBoolean("ok"), offBills.encode());
+    } finally {
+      vertx.close().await();
+      TestDatabase.drop(db);
+    }
+  }
+
   @Test
   void theSameSeedGivesTheSameSchedule() {
     DrillPlan a = DrillPlan.generate("R", 500, 7, 3, 5);
@@ -111,6 +159,18 @@ class DrillTest {
     assertEquals(a.orders, b.orders);
     assertEquals(a.shape(), b.shape());
     assertFalse(a.orders.equals(c.orders));
+    java.util.List<String> channels = java.util.List.of("sandbox-alipay", "sandbox-stripe", "sandbox-wechatpay");
+    DrillPlan g = DrillPlan.generateGateway("R", 900, 7, 1800, 5, channels);
+    assertEquals(g.orders, DrillPlan.generateGateway("R", 900, 7, 1800, 5, channels).orders);
+    // At full scale (1800 s) the proportions are the real ones: paid at 29:58, notified at 30:20.
+    var lastSecond = g.orders.stream().flatMap(o -> o.actions().stream())
+        .filter(x -> x.kind() == DrillPlan.Kind.GATEWAY_PAY && x.timing() == DrillPlan.Timing.LAST_SECOND).toList();
+    assertFalse(lastSecond.isEmpty());
+    lastSecond.forEach(x -> {
+      assertEquals(-2_000, x.offsetMs());
+      assertEquals(22_000, x.notifyDelayMs());
+    });
+    assertEquals(300, g.shape().getLong("channel.sandbox-stripe"));
   }
 
   @Test

@@ -13,6 +13,9 @@ import io.vertx.ext.web.client.HttpResponse;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -34,8 +37,14 @@ public final class StripeClient implements GatewayClient {
   private final ChannelConfig config;
   private final StripeSettings settings;
   private final Outbound outbound;
+  private final Clock clock;
 
   public StripeClient(ChannelConfig config, Outbound outbound) {
+    this(config, outbound, Clock.systemUTC());
+  }
+
+  public StripeClient(ChannelConfig config, Outbound outbound, Clock clock) {
+    this.clock = clock;
     this.config = config;
     this.settings = (StripeSettings) config.settings();
     this.outbound = outbound;
@@ -46,6 +55,9 @@ public final class StripeClient implements GatewayClient {
 
   @Override
   public Future<Opened> open(OpenRequest r) {
+    if (checkoutFits(r.expiresAt())) {
+      return openSession(r);
+    }
     Map<String, String> form = new LinkedHashMap<>();
     form.put("amount", Long.toString(r.amountCents()));
     form.put("currency", r.currency().toLowerCase(Locale.ROOT));
@@ -65,6 +77,9 @@ public final class StripeClient implements GatewayClient {
 
   @Override
   public Future<Trade> query(String reference, String orderNo) {
+    if (isSession(reference)) {
+      return querySession(reference);
+    }
     return outbound.call(config.name(), "query", () -> send(HttpMethod.GET, "/v1/payment_intents/" + encode(reference),
         null, null).map(resp -> {
           JsonObject pi = answer(resp);
@@ -86,6 +101,9 @@ public final class StripeClient implements GatewayClient {
 
   @Override
   public Future<Void> close(String reference, String orderNo) {
+    if (isSession(reference)) {
+      return expireSession(reference);
+    }
     return outbound.call(config.name(), "close", () -> send(HttpMethod.POST,
         "/v1/payment_intents/" + encode(reference) + "/cancel", Map.of("cancellation_reason", "abandoned"), null)
         .map(resp -> {
@@ -94,6 +112,109 @@ public final class StripeClient implements GatewayClient {
             return (Void) null;
           }
           throw error(resp, pi);
+        }));
+  }
+
+  // ---- Checkout Sessions (issue 10) -----------------------------------------------------------
+
+  /** Stripe's bounds on a Session's {@code expires_at}: 30 minutes to 24 hours after its creation. */
+  public static final Duration CHECKOUT_MIN_WINDOW = Duration.ofMinutes(30);
+  public static final Duration CHECKOUT_MAX_WINDOW = Duration.ofHours(24);
+  /** Kept off both bounds: the request's travel time and the clocks' skew must not push it outside. */
+  public static final Duration CHECKOUT_MARGIN = Duration.ofSeconds(60);
+
+  /**
+   * True when this channel opens a Checkout Session for an order expiring at {@code expiresAt}: a
+   * {@code checkoutSuccessUrl} is configured and the remaining window fits Stripe's bounds with the margin.
+   */
+  public boolean checkoutFits(Instant expiresAt) {
+    if (settings.checkoutSuccessUrl() == null) {
+      return false;
+    }
+    Duration left = Duration.between(clock.instant(), expiresAt);
+    return left.compareTo(CHECKOUT_MIN_WINDOW.plus(CHECKOUT_MARGIN)) >= 0
+        && left.compareTo(CHECKOUT_MAX_WINDOW.minus(CHECKOUT_MARGIN)) <= 0;
+  }
+
+  /** A Checkout Session id ({@code cs_...}); every other reference is a PaymentIntent. */
+  public static boolean isSession(String reference) {
+    return reference.startsWith("cs_");
+  }
+
+  /**
+   * {@code POST /v1/checkout/sessions}, mode payment, one line of the order's amount, {@code expires_at} =
+   * the order's expiry (the Session's own deadline), the order number in {@code client_reference_id},
+   * {@code metadata[orderNo]} and {@code payment_intent_data[metadata][orderNo]} (so both webhooks,
+   * {@code checkout.session.completed} and {@code payment_intent.succeeded}, name the order). The client gets
+   * the hosted page's {@code url}.
+   */
+  private Future<Opened> openSession(OpenRequest r) {
+    Map<String, String> form = new LinkedHashMap<>();
+    form.put("mode", "payment");
+    form.put("line_items[0][price_data][currency]", r.currency().toLowerCase(Locale.ROOT));
+    form.put("line_items[0][price_data][unit_amount]", Long.toString(r.amountCents()));
+    form.put("line_items[0][price_data][product_data][name]", r.description());
+    form.put("line_items[0][quantity]", "1");
+    form.put("expires_at", Long.toString(r.expiresAt().getEpochSecond()));
+    form.put("client_reference_id", r.orderNo());
+    form.put("metadata[orderNo]", r.orderNo());
+    form.put("payment_intent_data[metadata][orderNo]", r.orderNo());
+    form.put("success_url", settings.checkoutSuccessUrl());
+    return outbound.call(config.name(), "open", () -> send(HttpMethod.POST, "/v1/checkout/sessions", form,
+        "ordergate-checkout-" + config.name() + "-" + r.orderNo()).map(resp -> {
+          JsonObject cs = answer(resp);
+          if (resp.statusCode() != 200 || !(cs.getValue("id") instanceof String id) || !isSession(id)
+              || !(cs.getValue("url") instanceof String url)) {
+            throw error(resp, cs);
+          }
+          return new Opened(id, "url", url);
+        }));
+  }
+
+  /**
+   * {@code GET /v1/checkout/sessions/{id}?expand[]=payment_intent}: {@code complete} and {@code paid} is a
+   * payment whose txn is the Session's PaymentIntent (the id both webhooks carry); {@code expired} is closed;
+   * {@code open}, or complete but unpaid (a delayed method), is still open.
+   */
+  private Future<Trade> querySession(String reference) {
+    return outbound.call(config.name(), "query", () -> send(HttpMethod.GET, "/v1/checkout/sessions/"
+        + encode(reference) + "?expand%5B%5D=payment_intent", null, null).map(resp -> {
+          JsonObject cs = answer(resp);
+          if (resp.statusCode() == 404) {
+            return Trade.of(TradeState.NOT_FOUND, "resource_missing");
+          }
+          if (resp.statusCode() != 200 || !(cs.getValue("status") instanceof String status)) {
+            throw error(resp, cs);
+          }
+          String paymentStatus = cs.getValue("payment_status") instanceof String p ? p : "unpaid";
+          Object pi = cs.getValue("payment_intent");
+          String intent = pi instanceof JsonObject o && o.getValue("id") instanceof String i ? i
+              : pi instanceof String i ? i : null;
+          String word = status + "/" + paymentStatus;
+          if ("complete".equals(status) && "paid".equals(paymentStatus) && intent != null) {
+            return new Trade(TradeState.PAID, intent,
+                cs.getValue("amount_total") instanceof Number n ? n.longValue() : 0,
+                cs.getValue("currency") instanceof String c ? c.toUpperCase(Locale.ROOT) : null, word);
+          }
+          return switch (status) {
+            case "expired" -> Trade.of(TradeState.CLOSED, word);
+            default -> Trade.of(TradeState.OPEN, word);
+          };
+        }));
+  }
+
+  /**
+   * {@code POST /v1/checkout/sessions/{id}/expire}: a Session that is not {@code open} (complete: paid, or
+   * already expired) answers an error, which the caller's query then explains.
+   */
+  private Future<Void> expireSession(String reference) {
+    return outbound.call(config.name(), "close", () -> send(HttpMethod.POST,
+        "/v1/checkout/sessions/" + encode(reference) + "/expire", Map.of(), null).map(resp -> {
+          JsonObject cs = answer(resp);
+          if (resp.statusCode() == 200) {
+            return (Void) null;
+          }
+          throw error(resp, cs);
         }));
   }
 

@@ -10,9 +10,12 @@ import java.util.List;
 /**
  * {@code kind: "stripe"}: {@code webhookSecrets} (a list of {@code whsec_...}: any verifies, for
  * rotation) for inbound; {@code secretKey} ({@code sk_...} or {@code rk_...}) and {@code baseUrl}
- * for the outbound calls, validated when present.
+ * for the outbound calls, validated when present. {@code checkoutSuccessUrl}: where Stripe's hosted
+ * Checkout page sends the customer back; when set, an order whose remaining window fits a Checkout
+ * Session's {@code expires_at} (30 min to 24 h) is opened as a Session, else as a PaymentIntent.
  */
-public record StripeSettings(List<String> webhookSecrets, String secretKey, String baseUrl, boolean usesDevelopmentKeys)
+public record StripeSettings(List<String> webhookSecrets, String secretKey, String baseUrl, boolean usesDevelopmentKeys,
+                             String checkoutSuccessUrl)
     implements ChannelSettings {
 
   public static StripeSettings from(ConfigReader r, String prefix) {
@@ -31,7 +34,7 @@ public record StripeSettings(List<String> webhookSecrets, String secretKey, Stri
     }
     String baseUrl = r.url(prefix + "baseUrl");
     return new StripeSettings(secrets, secretKey, baseUrl == null ? "https://api.stripe.com" : baseUrl,
-        secrets.stream().anyMatch(s -> s.contains("DEVELOPMENT_ONLY")));
+        secrets.stream().anyMatch(s -> s.contains("DEVELOPMENT_ONLY")), r.url(prefix + "checkoutSuccessUrl"));
   }
 
   @Override
