@@ -395,7 +395,7 @@ class Bench:
         half = self.results["callbacks"]["openRate"]
         out = {}
         try:
-            for sink in ("log", "webhook"):
+            for sink in os.environ.get("BENCH_RELAY_SINKS", "log,webhook").split(","):
                 db = self.create_db(f"relay_{sink}", template=self.tpl)
                 outbox = {"enabled": True, "retentionHours": 1}
                 if sink == "webhook":

@@ -99,6 +99,17 @@ public final class OutboxRelay extends VerticleBase {
   private boolean marking;
   /** Log-sink statements per claim cycle: 1, or {@code outbox.concurrency} while batches come back full. */
   private int logLanes = 1;
+  /**
+   * Where the next log-sink walk starts (seq). A walk from the start of the pending index passes every
+   * index entry of the events delivered since the last vacuum; under load that prefix was hundreds of
+   * thousands of entries, each a heap visit, and a statement took seconds (issue 13). The floor is the
+   * lowest seq the last statements delivered; it goes back to 0 (the whole index) at least every
+   * {@link #FLOOR_REFRESH_MS} and after a walk that delivered nothing, so an event the floor passed over
+   * (behind a webhook event of its order, committed late with a lower seq) waits at most that long more.
+   */
+  private long logFloor;
+  private long floorSetAt;
+  static final long FLOOR_REFRESH_MS = 1_000;
   /** Event types delivered by another component instead of HTTP or the log (the broker tier's ORDER_TIMEOUT). */
   private final Map<OutboxEventType, Function<OutboxEvent, Future<Void>>> routes = new EnumMap<>(OutboxEventType.class);
 
@@ -237,6 +248,16 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   /**
+   * One relay statement in its own transaction under {@link OutboxSql#CLAIM_PLAN}: a custom plan each
+   * time, never the generic one cached while the outbox was nearly empty (it joined the marks against a
+   * whole index scan; issue 13).
+   */
+  private Future<io.vertx.sqlclient.RowSet<Row>> planned(String sql, io.vertx.sqlclient.Tuple params) {
+    return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
+        .compose(x -> conn.preparedQuery(sql).execute(params)));
+  }
+
+  /**
    * The log sink: each lane's transaction marks a batch of log-sunk events delivered and writes their
    * lines before it commits (at least once, no lease). One lane while the batches come back short;
    * {@code outbox.concurrency} lanes at once while they come back full, so a backlog is worked off
@@ -244,23 +265,42 @@ public final class OutboxRelay extends VerticleBase {
    */
   private Future<Boolean> deliverToLog() {
     int lanes = logLanes;
-    List<Future<Boolean>> runs = new ArrayList<>(lanes);
+    long now = System.currentTimeMillis();
+    if (now - floorSetAt >= FLOOR_REFRESH_MS) {
+      logFloor = 0;
+      floorSetAt = now;
+    }
+    long floor = logFloor;
+    List<Future<Long>> runs = new ArrayList<>(lanes);
     for (int i = 0; i < lanes; i++) {
-      runs.add(deliverToLogLane());
+      runs.add(deliverToLogLane(floor));
     }
     return Future.all(runs).map(all -> {
-      boolean full = runs.stream().anyMatch(Future::result);
+      long lowest = Long.MAX_VALUE;
+      boolean full = false;
+      for (Future<Long> run : runs) {
+        long r = run.result();
+        full |= r < 0;
+        lowest = Math.min(lowest, Math.abs(r));
+      }
+      // The next walk starts where this one's first delivery was: everything before it was already
+      // passed over (delivered, locked by another lane, or waiting behind its order).
+      logFloor = lowest == Long.MAX_VALUE ? 0 : Math.max(logFloor, lowest);
       logLanes = full ? config.concurrency() : 1;
       return full;
     });
   }
 
-  private Future<Boolean> deliverToLogLane() {
+  /**
+   * One log-sink statement walking from seq {@code floor}: answers the lowest seq it delivered, negated
+   * when the batch was full, or {@code Long.MAX_VALUE} when it delivered nothing.
+   */
+  private Future<Long> deliverToLogLane(long floor) {
     int orders = config.batchSize();
     boolean lines = SINK_LOG.isDebugEnabled();
     return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
             .compose(x -> conn.preparedQuery(lines ? OutboxSql.DELIVER_TO_LOG : OutboxSql.DELIVER_TO_LOG_QUIET)
-                .execute(Params.of(orders, MAX_CHAIN, logTypes, instanceId)))
+                .execute(Params.of(orders, MAX_CHAIN, logTypes, instanceId, floor)))
             .map(rows -> {
               if (lines) {
                 for (Row row : rows) {
@@ -269,11 +309,13 @@ public final class OutboxRelay extends VerticleBase {
                 }
               }
               Set<String> orderNos = new HashSet<>();
+              long lowest = Long.MAX_VALUE;
               for (Row row : rows) {
                 orderNos.add(row.getString("order_no"));
+                lowest = Math.min(lowest, row.getLong("seq"));
                 metrics.delivery(OutboxEventType.valueOf(row.getString("type")), "delivered");
               }
-              return orderNos.size() >= orders;
+              return orderNos.size() >= orders && lowest != Long.MAX_VALUE ? -lowest : lowest;
             }));
   }
 
@@ -371,8 +413,7 @@ public final class OutboxRelay extends VerticleBase {
     if (stopped) {
       return;
     }
-    pool.preparedQuery(OutboxSql.RELEASE)
-        .execute(Params.of(rest.stream().map(OutboxEvent::id).toArray(UUID[]::new), token))
+    planned(OutboxSql.RELEASE, Params.of(rest.stream().map(OutboxEvent::id).toArray(UUID[]::new), token))
         .onFailure(err -> log.warn("outbox relay {}: releasing {} events failed (their lease brings them back): {}",
             instanceId, rest.size(), err.toString()));
   }
@@ -466,7 +507,7 @@ public final class OutboxRelay extends VerticleBase {
     marking = true;
     List<Delivered> batch = new ArrayList<>(deliveredQueue);
     deliveredQueue.clear();
-    pool.preparedQuery(OutboxSql.MARK_DELIVERED).execute(Params.of(
+    planned(OutboxSql.MARK_DELIVERED, Params.of(
             batch.stream().map(d -> d.event().id()).toArray(UUID[]::new),
             batch.stream().map(Delivered::token).toArray(UUID[]::new), instanceId,
             batch.stream().map(d -> uncounted.remove(d.event().id()) ? 1 : 0).toArray(Integer[]::new)))
@@ -505,7 +546,7 @@ public final class OutboxRelay extends VerticleBase {
     }
     String reason = error;
     int notCounted = uncounted.remove(event.id()) ? 1 : 0;
-    return pool.preparedQuery(OutboxSql.MARK_FAILED).execute(Params.of(event.id(), token, reason,
+    return planned(OutboxSql.MARK_FAILED, Params.of(event.id(), token, reason,
             config.maxAttempts(), (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId, notCounted))
         .map(rows -> {
           if (rows.size() == 0) {
