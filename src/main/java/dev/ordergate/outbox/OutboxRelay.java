@@ -253,8 +253,14 @@ public final class OutboxRelay extends VerticleBase {
    * whole index scan; issue 13).
    */
   private Future<io.vertx.sqlclient.RowSet<Row>> planned(String sql, io.vertx.sqlclient.Tuple params) {
+    return planned(sql, params, rows -> rows);
+  }
+
+  /** {@link #planned(String, io.vertx.sqlclient.Tuple)}, with {@code beforeCommit} applied to the rows inside the transaction. */
+  private <T> Future<T> planned(String sql, io.vertx.sqlclient.Tuple params,
+                                Function<io.vertx.sqlclient.RowSet<Row>, T> beforeCommit) {
     return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
-        .compose(x -> conn.preparedQuery(sql).execute(params)));
+        .compose(x -> conn.preparedQuery(sql).execute(params)).map(beforeCommit));
   }
 
   /**
@@ -271,17 +277,18 @@ public final class OutboxRelay extends VerticleBase {
       floorSetAt = now;
     }
     long floor = logFloor;
-    List<Future<Long>> runs = new ArrayList<>(lanes);
+    List<Future<LogBatch>> runs = new ArrayList<>(lanes);
     for (int i = 0; i < lanes; i++) {
       runs.add(deliverToLogLane(floor));
     }
     return Future.all(runs).map(all -> {
       long lowest = Long.MAX_VALUE;
       boolean full = false;
-      for (Future<Long> run : runs) {
-        long r = run.result();
-        full |= r < 0;
-        lowest = Math.min(lowest, Math.abs(r));
+      for (Future<LogBatch> run : runs) {
+        LogBatch batch = run.result();
+        full |= batch.full();
+        lowest = Math.min(lowest, batch.lowestSeq());
+        batch.types().forEach(type -> metrics.delivery(type, "delivered"));
       }
       // The next walk starts where this one's first delivery was: everything before it was already
       // passed over (delivered, locked by another lane, or waiting behind its order).
@@ -292,31 +299,32 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   /**
-   * One log-sink statement walking from seq {@code floor}: answers the lowest seq it delivered, negated
-   * when the batch was full, or {@code Long.MAX_VALUE} when it delivered nothing.
+   * What one log-sink statement delivered: whether its batch was full, the lowest seq ({@code Long.MAX_VALUE}
+   * when none) and each event's type, counted once the transaction committed.
    */
-  private Future<Long> deliverToLogLane(long floor) {
+  private record LogBatch(boolean full, long lowestSeq, List<OutboxEventType> types) {}
+
+  /** One log-sink statement walking from seq {@code floor}. */
+  private Future<LogBatch> deliverToLogLane(long floor) {
     int orders = config.batchSize();
     boolean lines = SINK_LOG.isDebugEnabled();
-    return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
-            .compose(x -> conn.preparedQuery(lines ? OutboxSql.DELIVER_TO_LOG : OutboxSql.DELIVER_TO_LOG_QUIET)
-                .execute(Params.of(orders, MAX_CHAIN, logTypes, instanceId, floor)))
-            .map(rows -> {
-              if (lines) {
-                for (Row row : rows) {
-                  OutboxEvent e = OutboxEvent.of(row);
-                  SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payload().encode());
-                }
-              }
-              Set<String> orderNos = new HashSet<>();
-              long lowest = Long.MAX_VALUE;
-              for (Row row : rows) {
-                orderNos.add(row.getString("order_no"));
-                lowest = Math.min(lowest, row.getLong("seq"));
-                metrics.delivery(OutboxEventType.valueOf(row.getString("type")), "delivered");
-              }
-              return orderNos.size() >= orders && lowest != Long.MAX_VALUE ? -lowest : lowest;
-            }));
+    // The lines are written before the transaction commits: a crash in between logs them again.
+    return planned(lines ? OutboxSql.DELIVER_TO_LOG : OutboxSql.DELIVER_TO_LOG_QUIET,
+        Params.of(orders, MAX_CHAIN, logTypes, instanceId, floor), rows -> {
+          Set<String> orderNos = new HashSet<>();
+          List<OutboxEventType> types = new ArrayList<>(rows.size());
+          long lowest = Long.MAX_VALUE;
+          for (Row row : rows) {
+            if (lines) {
+              OutboxEvent e = OutboxEvent.of(row);
+              SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payload().encode());
+            }
+            orderNos.add(row.getString("order_no"));
+            lowest = Math.min(lowest, row.getLong("seq"));
+            types.add(OutboxEventType.valueOf(row.getString("type")));
+          }
+          return new LogBatch(orderNos.size() >= orders, lowest, types);
+        });
   }
 
   private Future<Boolean> claimForSinks() {
@@ -331,9 +339,8 @@ public final class OutboxRelay extends VerticleBase {
         .compose(v -> {
           // Taken before the claim's now(): the lease ends no sooner than claimedAt + leaseMs.
           claimedAt[0] = System.nanoTime();
-          return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
-              .compose(x -> conn.preparedQuery(OutboxSql.CLAIM)
-                  .execute(Params.of(orders, config.leaseMs(), instanceId, token, config.maxAttempts(), MAX_CHAIN))));
+          return planned(OutboxSql.CLAIM,
+              Params.of(orders, config.leaseMs(), instanceId, token, config.maxAttempts(), MAX_CHAIN));
         })
         .map(rows -> {
           Map<String, List<OutboxEvent>> chains = new LinkedHashMap<>();
