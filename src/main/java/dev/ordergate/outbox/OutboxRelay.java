@@ -53,7 +53,7 @@ import java.util.function.Function;
  * Claims never overlap on one instance: a timer re-armed after each claim, a nudge after a commit
  * that wrote events ({@link OutboxSignal}) or a delivery that may have unblocked its order's next
  * event, and a wake-up when a retry falls due. Deliveries run concurrently, at most
- * {@code batchSize} in flight per relay; the next claim does not wait for a slow one.
+ * {@code outbox.maxInFlight} in flight per relay; the next claim does not wait for a slow one.
  */
 public final class OutboxRelay extends VerticleBase {
 
@@ -85,6 +85,8 @@ public final class OutboxRelay extends VerticleBase {
   private long pruneTimer = -1;
   private long timerDueAt;
   private long wakeAt = Long.MAX_VALUE;
+  /** No claim before this (ms) unless a retry falls due: the linger after a cycle that was not full. */
+  private long lingerUntil;
   private int inFlight;
   private boolean running;
   private boolean again;
@@ -179,13 +181,21 @@ public final class OutboxRelay extends VerticleBase {
     context.runOnContext(v -> nudge());
   }
 
-  /** Claims now unless a claim is going on, in which case another claim follows it at once. */
+  /**
+   * Claims soon: at once, or when the linger after the last short cycle ends; a claim going on is
+   * followed by another.
+   */
   void nudge() {
     if (stopped) {
       return;
     }
     if (running) {
       again = true;
+      return;
+    }
+    long wait = lingerUntil - System.currentTimeMillis();
+    if (wait > 0) {
+      wakeIn(wait);
       return;
     }
     run();
@@ -229,9 +239,13 @@ public final class OutboxRelay extends VerticleBase {
         log.warn("outbox relay {}: claim failed: {}", instanceId, ar.cause().toString());
       }
       if (!stopped) {
-        long untilWake = wakeAt - System.currentTimeMillis();
+        long now = System.currentTimeMillis();
+        long untilWake = wakeAt - now;
         wakeAt = Long.MAX_VALUE;
-        arm(ar.succeeded() && (again || ar.result()) ? 1 : Math.min(config.pollMs(), untilWake));
+        boolean full = ar.succeeded() && ar.result();
+        // A short cycle: events that arrive next gather for lingerMs and leave together (issue 13).
+        lingerUntil = full ? 0 : now + config.lingerMs();
+        arm(full ? 1 : again ? Math.max(1, config.lingerMs()) : Math.min(config.pollMs(), untilWake));
       }
     });
   }
@@ -328,13 +342,13 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   private Future<Boolean> claimForSinks() {
-    int room = config.batchSize() - inFlight;
+    int room = config.maxInFlight() - inFlight;
     if (room <= 0) {
       return Future.succeededFuture(false);
     }
     UUID token = UUID.randomUUID();
     long[] claimedAt = new long[1];
-    int orders = Math.max(1, room / 2);
+    int orders = Math.max(1, Math.min(config.batchSize(), room / 2));
     return Future.succeededFuture()
         .compose(v -> {
           // Taken before the claim's now(): the lease ends no sooner than claimedAt + leaseMs.

@@ -51,6 +51,9 @@ public final class Replay {
    * callbacks are sent closed loop before the measured run and left out of its figures (a cold JIT
    * on either side would otherwise dominate a short open-loop run).
    */
+  /** Idle keep-alive connections are closed by the client after this long. */
+  static final int KEEP_ALIVE_SECONDS = 5;
+
   public record Options(int connections, double rate, boolean useOffsets, long requestTimeoutMs, int warmup) {}
 
   /** Counts and latencies of one run. */
@@ -137,7 +140,10 @@ public final class Replay {
     int port = uri.getPort() > 0 ? uri.getPort() : tls ? 443 : 80;
     HttpClientAgent client = vertx.createHttpClient(
         new HttpClientOptions().setDefaultHost(uri.getHost()).setDefaultPort(port).setSsl(tls)
-            .setKeepAlive(true).setPipelining(false).setMaxRedirects(0),
+            .setKeepAlive(true).setPipelining(false).setMaxRedirects(0)
+            // Below the service's http.headerTimeoutMs (10 s), which closes a connection idle that long: a
+            // request sent on it as it closed failed with "Connection was closed" (a handful per open loop).
+            .setKeepAliveTimeout(KEEP_ALIVE_SECONDS),
         new PoolOptions().setHttp1MaxSize(options.connections())
             .setEventLoopSize(Math.min(options.connections(), Runtime.getRuntime().availableProcessors())));
     try {
@@ -312,7 +318,9 @@ public final class Replay {
       return sent.transform(ar -> {
         long end = System.nanoTime();
         if (ar.failed()) {
-          errors.incrementAndGet();
+          if (errors.incrementAndGet() <= 5) {
+            System.err.println("replay: request failed after " + (end - since) / 1_000_000 + " ms: " + ar.cause());
+          }
           statuses.add("error");
         } else {
           latency.recordValue(Math.max(0, (end - since) / 1000));

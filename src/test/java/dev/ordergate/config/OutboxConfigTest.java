@@ -53,6 +53,22 @@ class OutboxConfigTest {
   }
 
   @Test
+  void inFlightIsTenBatchesWhenASinkTakesBatchesAndTheLingerHasADefault() {
+    OutboxConfig single = with(new JsonObject().put("batchSize", 50).put("sinks", new JsonObject()
+        .put("ORDER_PAID", new JsonObject().put("url", "http://warehouse.local/hook")))).outbox();
+    assertEquals(50, single.maxInFlight(), "one event per POST: the HTTP pool would only queue more");
+    assertEquals(OutboxConfig.DEFAULT_LINGER_MS, single.lingerMs());
+    OutboxConfig batching = with(new JsonObject().put("batchSize", 50).put("sinks", new JsonObject()
+        .put("ORDER_PAID", new JsonObject().put("url", "http://warehouse.local/hook").put("batchMax", 100)))).outbox();
+    assertEquals(500, batching.maxInFlight());
+    OutboxConfig set = with(new JsonObject().put("maxInFlight", 7).put("lingerMs", 0)).outbox();
+    assertEquals(7, set.maxInFlight());
+    assertEquals(0, set.lingerMs());
+    assertTrue(failure(new JsonObject().put("maxInFlight", 0)).contains("outbox.maxInFlight"));
+    assertTrue(failure(new JsonObject().put("lingerMs", 5_000)).contains("outbox.lingerMs"));
+  }
+
+  @Test
   void badValuesNameTheirKey() {
     assertTrue(failure(new JsonObject().put("maxAttempts", 0)).contains("outbox.maxAttempts"));
     assertTrue(failure(new JsonObject().put("baseDelayMs", "soon")).contains("outbox.baseDelayMs"));
