@@ -57,6 +57,8 @@ public final class Main {
   private static void serve() throws Exception {
     PrometheusMeterRegistry registry = Metrics.newRegistry();
     Vertx vertx = Metrics.vertx(registry);
+    log.info("network transport: {}", vertx.isNativeTransportEnabled() ? "epoll (native)"
+        : "NIO (" + vertx.unavailableNativeTransportCause() + ")");
     String path = ConfigLoader.configPath();
     AppConfig config;
     try {

@@ -59,7 +59,7 @@ public final class Metrics {
   /** A Vert.x instance whose HTTP, pool and event-bus meters go to {@code registry}. */
   public static Vertx vertx(PrometheusMeterRegistry registry) {
     return Vertx.builder()
-        .with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).addLabels(Label.HTTP_ROUTE)))
+        .with(new VertxOptions().setPreferNativeTransport(true).setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true).addLabels(Label.HTTP_ROUTE)))
         .withMetrics(new MicrometerMetricsFactory(registry))
         .build();
   }
