@@ -154,5 +154,7 @@ class AppConfigTest {
     assertTrue(e.getMessage().contains("callbacks.maxInFlight") && e.getMessage().contains("db.poolSize"), e.getMessage());
     assertEquals(3, AppConfig.from(valid().put("db", new JsonObject().put("poolSize", 4))
         .put("callbacks", new JsonObject().put("maxInFlight", 3))).callbacks().maxInFlight());
+    assertEquals(CallbacksConfig.DEFAULT_MAX_IN_FLIGHT, AppConfig.from(valid()).callbacks().maxInFlight());
+    assertEquals(1, AppConfig.from(valid().put("db", new JsonObject().put("poolSize", 3))).callbacks().maxInFlight());
   }
 }
