@@ -45,6 +45,7 @@ public final class Overview {
               .put("overdueOrders", r.getLong("overdue"))
               .put("manualReview", r.getLong("manual_review"))
               .put("refundsPending", r.getLong("refunds_pending"))
+              .put("refundsProcessing", r.getLong("refunds_processing"))
               .put("refundsFailed", r.getLong("refunds_failed"))
               .put("outboxPending", r.getLong("outbox_pending"))
               .put("outboxDead", r.getLong("outbox_dead"))

@@ -177,6 +177,7 @@ public final class ConsoleSql {
                 AND expires_at <= now() - make_interval(secs => $1)) AS overdue,
              (SELECT count(*) FROM exception_orders WHERE status IN ('OPEN', 'MANUAL_REVIEW')) AS manual_review,
              (SELECT count(*) FROM exception_orders WHERE status = 'REFUND_PENDING') AS refunds_pending,
+             (SELECT count(*) FROM exception_orders WHERE status = 'REFUND_PROCESSING') AS refunds_processing,
              (SELECT count(*) FROM exception_orders WHERE status = 'REFUND_FAILED') AS refunds_failed,
              (SELECT count(*) FROM outbox_events WHERE status = 'PENDING') AS outbox_pending,
              (SELECT count(*) FROM outbox_events WHERE status = 'DEAD') AS outbox_dead,

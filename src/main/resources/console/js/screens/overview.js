@@ -57,6 +57,7 @@ export function renderOverview(view) {
       card('conflicting duplicates today', today.CONFLICTING_DUPLICATE || 0, { id: 'conflicting', alert: true, href: '#/exceptions?kind=CONFLICTING_DUPLICATE' }),
       card('awaiting review', s.manualReview, { id: 'review', alert: true, href: '#/exceptions?status=MANUAL_REVIEW' }),
       card('refunds pending', s.refundsPending, { id: 'refunds-pending', href: '#/exceptions?status=REFUND_PENDING' }),
+      card('refunds at the gateway', s.refundsProcessing, { id: 'refunds-processing', href: '#/exceptions?status=REFUND_PROCESSING' }),
       card('refunds failed', s.refundsFailed, { id: 'refunds-failed', alert: true, href: '#/exceptions?status=REFUND_FAILED' }),
       card('outbox pending', s.outboxPending, { id: 'outbox-pending', href: '#/outbox?status=PENDING' }),
       card('outbox dead', s.outboxDead, { id: 'outbox-dead', alert: true, href: '#/outbox?status=DEAD' }),

@@ -341,11 +341,17 @@ class ConsoleApiTest {
     app.createOrder(order("L1", "u1", null, "A", 1, 50_000));
     expect(app.call(HttpMethod.POST, "/api/orders/L1/cancel", null, false), 200);
     app.callback(TestApp.payment("T-LATE", "L1", 50_000));
+    // A refund the gateway accepted and settles later has its own card, not the pending one.
+    app.pool.query("INSERT INTO exception_orders (order_no, kind, channel, txn_id, amount_cents, status, created_at) "
+        + "VALUES ('X1', 'DOUBLE_PAYMENT', 'sandbox', 'TX1', 100, 'REFUND_PROCESSING', now() - interval '2 days')")
+        .execute().await();
     Session s = Session.login(app, OPERATOR, PASSWORD);
     JsonObject sum = expect(s.get("/admin/summary"), 200).bodyAsJsonObject();
     assertEquals(2, sum.getLong("pendingOrders"));
     assertEquals(1, sum.getLong("overdueOrders"));
     assertEquals(1, sum.getLong("manualReview"));
+    assertEquals(1, sum.getLong("refundsProcessing"));
+    assertEquals(0, sum.getLong("refundsPending"));
     assertEquals(1, sum.getJsonObject("exceptionsToday").getLong("LATE_AFTER_CANCEL"));
     assertNull(sum.getValue("lastSweep"));
     expect(s.post("/admin/reconcile/run", null), 200);
