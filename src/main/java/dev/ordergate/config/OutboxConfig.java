@@ -37,7 +37,7 @@ public record OutboxConfig(
   /** The default {@code outbox.lingerMs}. */
   public static final long DEFAULT_LINGER_MS = 20;
 
-  /** All settings but the linger, which takes its default. */
+  /** All settings but the linger and the in-flight bound, which take their defaults. */
   public OutboxConfig(boolean enabled, long pollMs, int batchSize, int maxAttempts, long baseDelayMs, long maxDelayMs,
                       long leaseMs, long httpTimeoutMs, Map<String, String> sinkUrls, double retentionHours,
                       long pruneIntervalMs, int concurrency, Map<String, Integer> sinkBatchMax) {

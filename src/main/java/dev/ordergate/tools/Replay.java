@@ -45,15 +45,14 @@ public final class Replay {
   private static final String OUTCOME_FIELD = "\"outcome\":\"";
   private static final String DUPLICATE_TRUE = "\"duplicate\":true";
   private static final String OUTCOME_HEADER = CallbackRoutes.OUTCOME_HEADER;
+  /** Idle keep-alive connections are closed by the client after this long. */
+  static final int KEEP_ALIVE_SECONDS = 5;
 
   /**
    * Closed loop when {@code rate} is 0 and {@code useOffsets} false. The first {@code warmup}
    * callbacks are sent closed loop before the measured run and left out of its figures (a cold JIT
    * on either side would otherwise dominate a short open-loop run).
    */
-  /** Idle keep-alive connections are closed by the client after this long. */
-  static final int KEEP_ALIVE_SECONDS = 5;
-
   public record Options(int connections, double rate, boolean useOffsets, long requestTimeoutMs, int warmup) {}
 
   /** Counts and latencies of one run. */
