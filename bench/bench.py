@@ -459,7 +459,7 @@ class Bench:
                 r["latencyMs"] = {"p50": r["p50"], "p99": r["p99"], "p99.9": None}
             else:
                 r = self.replay(db, f"r{sink}{mode}", n, connections=256, rate=rate)
-            at_end = int(self.psql(db, "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'"))
+            at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending"))
             drained = self.wait_drained(db, 60)
         lag = self.psql(db, f"""SELECT count(*), count(delivered_at),
             percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(delivered_at, now()) - created_at)),
@@ -483,7 +483,7 @@ class Bench:
         """Seconds until no event is pending (at most `limit`)."""
         t = time.time()
         while time.time() - t < limit:
-            if int(self.psql(db, "SELECT count(*) FROM outbox_events WHERE status = 'PENDING'")) == 0:
+            if int(self.psql(db, "SELECT count(*) FROM outbox_pending")) == 0:
                 break
             time.sleep(0.2)
         return time.time() - t
@@ -865,7 +865,7 @@ class OutboxSampler:
 
     def loop(self):
         while not self.stop:
-            row = self.bench.psql(self.db, "SELECT count(*) FILTER (WHERE status = 'PENDING'), count(*), "
+            row = self.bench.psql(self.db, "SELECT (SELECT count(*) FROM outbox_pending), count(*), "
                                            "pg_total_relation_size('outbox_events') FROM outbox_events", check=False)
             parts = row.split("|")
             if len(parts) == 3 and parts[0].isdigit():

@@ -100,13 +100,22 @@ public final class ConsoleSql {
       id, seq, type, order_no, payload, status, attempts, next_attempt_at, last_error, created_at,
       delivered_at, exception_id""";
 
-  /** DEAD keeps its literal so the partial index {@code outbox_dead} serves it. {@code $1} cursor, {@code $2} limit. */
+  /** Lane DEAD's partial index serves it (V13). {@code $1} cursor, {@code $2} limit. */
   public static final String DEAD_EVENT_PAGE = "SELECT " + EVENT_COLUMNS + """
 
-      FROM outbox_events WHERE status = 'DEAD' AND ($1::bigint IS NULL OR seq < $1)
+      FROM outbox_events WHERE lane = 'DEAD' AND ($1::bigint IS NULL OR seq < $1)
       ORDER BY seq DESC LIMIT $2""";
 
-  /** The other statuses walk the seq index from the newest. {@code $1} status, {@code $2} cursor, {@code $3} limit. */
+  /**
+   * Pending events: the view {@code outbox_pending} (fresh ones from the recorded floor, and lane RETRY),
+   * since no index names the status (V13). {@code $1} cursor, {@code $2} limit.
+   */
+  public static final String PENDING_EVENT_PAGE = "SELECT " + EVENT_COLUMNS + """
+
+      FROM outbox_pending WHERE ($1::bigint IS NULL OR seq < $1)
+      ORDER BY seq DESC LIMIT $2""";
+
+  /** DELIVERED walks the seq index from the newest. {@code $1} status, {@code $2} cursor, {@code $3} limit. */
   public static final String EVENT_PAGE = "SELECT " + EVENT_COLUMNS + """
 
       FROM outbox_events WHERE status = $1 AND ($2::bigint IS NULL OR seq < $2)
@@ -179,8 +188,8 @@ public final class ConsoleSql {
              (SELECT count(*) FROM exception_orders WHERE status = 'REFUND_PENDING') AS refunds_pending,
              (SELECT count(*) FROM exception_orders WHERE status = 'REFUND_PROCESSING') AS refunds_processing,
              (SELECT count(*) FROM exception_orders WHERE status = 'REFUND_FAILED') AS refunds_failed,
-             (SELECT count(*) FROM outbox_events WHERE status = 'PENDING') AS outbox_pending,
-             (SELECT count(*) FROM outbox_events WHERE status = 'DEAD') AS outbox_dead,
+             (SELECT count(*) FROM outbox_pending) AS outbox_pending,
+             (SELECT count(*) FROM outbox_events WHERE lane = 'DEAD') AS outbox_dead,
              (SELECT coalesce(json_object_agg(kind, n), '{}'::json) FROM (
                  SELECT kind, count(*) AS n FROM exception_orders
                  WHERE created_at >= date_trunc('day', now()) GROUP BY kind) k) AS today_by_kind,

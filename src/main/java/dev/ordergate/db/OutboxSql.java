@@ -51,26 +51,37 @@ public final class OutboxSql {
   // ---- the relay ------------------------------------------------------------------------------
 
   /**
-   * The {@code heads} CTE of {@link #CLAIM} and the log sink's statement: up to {@code $1} due events, each
-   * the earliest pending event of its order, that match {@code condition}, in seq order along
-   * {@code outbox_pending_seq}, locked with SKIP LOCKED. "Earliest of its order" is a LATERAL look-up of the
-   * order's first pending seq, so it is always a parameterised probe of {@code outbox_pending_order}: as a
-   * NOT EXISTS anti-join, a plan cached while the table was small scanned that whole index once per
-   * candidate (48,000 entries x 399 candidates, 10.6 s for one batch of 100 orders; issue 13).
+   * What the walking statements answer on each row besides the event, for the relay's frontier: whether it
+   * is a head found by the fresh walk, its xid, and the statement snapshot's xmin (see OutboxRelay).
    */
-  private static String heads(String condition) {
-    return """
-        heads AS (
-            SELECT e.id, e.order_no, e.seq FROM outbox_events e
+  private static final String WALKED = "fresh_head, o.tx, pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin";
+
+  /**
+   * The {@code heads} CTE of {@link #CLAIM} and the log sink's statement: up to {@code $1} due events, each
+   * the earliest pending event of its order, that match {@code condition}, locked with SKIP LOCKED. Two
+   * walks, neither through the status (no index names it, so a delivery's update is HOT; V13): the
+   * events waiting for a retry along {@code outbox_retry}, then the fresh ones along {@code outbox_tx}
+   * from the relay's floor {@code floorParam} (an xid below which no fresh event is pending: see
+   * OutboxRelay). "Earliest of its order" is a LATERAL probe of {@code outbox_order} (an order has a
+   * handful of events), always a parameterised index condition: as a NOT EXISTS anti-join, a plan cached
+   * while the table was small scanned a whole index once per candidate (10.6 s for one batch; issue 13).
+   * The fresh walk goes in xid order, not seq order: the probe keeps each order's events in seq order.
+   */
+  private static String heads(String condition, String floorParam) {
+    String walk = """
+        SELECT e.id, e.order_no, e.seq, e.tx, %s AS fresh FROM outbox_events e
             CROSS JOIN LATERAL (SELECT p.seq FROM outbox_events p
                                 WHERE p.order_no = e.order_no AND p.status = 'PENDING'
                                 ORDER BY p.seq LIMIT 1) first
-            WHERE e.status = 'PENDING' AND %s AND e.next_attempt_at <= now()
+            WHERE %s AND e.status = 'PENDING' AND %s AND e.next_attempt_at <= now()
               AND (e.claimed_until IS NULL OR e.claimed_until <= now())
               AND first.seq = e.seq
-            ORDER BY e.seq
+            ORDER BY %s
             LIMIT $1
-            FOR UPDATE OF e SKIP LOCKED)""".formatted(condition);
+            FOR UPDATE OF e SKIP LOCKED""";
+    return "retried AS (\n    " + walk.formatted("false", "e.lane = 'RETRY'", condition, "e.seq") + "),\n"
+        + "fresh AS (\n    " + walk.formatted("true", "e.tx >= " + floorParam + " AND e.lane IS NULL", condition, "e.tx, e.seq")
+        + "),\nheads AS (\n    SELECT * FROM (SELECT * FROM retried UNION ALL SELECT * FROM fresh) h LIMIT $1)";
   }
 
   /**
@@ -78,20 +89,20 @@ public final class OutboxSql {
    * {@code $3}): each order's head (its earliest pending event, due and not under a lease) and, behind
    * it, the rest of that order's pending events, which the relay delivers one after the other. Heads
    * are locked with {@code SKIP LOCKED}, so two relays never take one order; an event behind a pending
-   * head is never claimed by anyone else, so its order holds. The walk is in {@code seq} order over the
-   * partial index {@code outbox_pending_seq} and stops after LIMIT heads, whatever the statistics say.
+   * head is never claimed by anyone else, so its order holds. The walks ({@link #heads}) go along an
+   * index from the relay's floor {@code $7} and stop after LIMIT heads, whatever the statistics say.
    * An event that used its {@code $5} attempts is never claimed again ({@link #EXHAUST} ends it).
    * {@code $6}: at most this many events per order in one claim. A head's attempt is counted by the
    * claim (a relay that dies delivering it has used it); an event behind it only when its delivery is
    * marked (it may be given back unattempted).
    */
   public static final String CLAIM = """
-      WITH\s""" + heads("e.attempts < $5") + """
+      WITH\s""" + heads("e.attempts < $5", "$7") + """
 
       , claimed AS (
-          SELECT h.id, 1 AS counted FROM heads h
+          SELECT h.id, 1 AS counted, h.fresh AS fresh_head FROM heads h
           UNION ALL
-          SELECT f.id, 0 FROM heads h
+          SELECT f.id, 0, false FROM heads h
           CROSS JOIN LATERAL (SELECT x.id FROM outbox_events x
                               WHERE x.order_no = h.order_no AND x.status = 'PENDING' AND x.seq > h.seq
                                 AND x.attempts < $5
@@ -100,15 +111,16 @@ public final class OutboxSql {
       SET attempts = o.attempts + claimed.counted, claim_token = $4, claimed_by = $3,
           claimed_until = now() + $2::bigint * interval '1 millisecond'
       FROM claimed WHERE o.id = claimed.id
-      RETURNING o.id, o.seq, o.type, o.order_no, o.payload, o.attempts, o.created_at, o.exception_id, claimed.counted""";
+      RETURNING o.id, o.seq, o.type, o.order_no, o.payload, o.attempts, o.created_at, o.exception_id, claimed.counted,
+                """ + WALKED;
 
   /**
    * The log sink's delivery in one statement, for events whose type goes to the log ({@code $3}): up
    * to {@code $1} orders' heads and the log-sink events right behind them (no earlier pending event of
    * another type) become DELIVERED at once; the relay writes their log lines before the transaction
    * commits, so a crash in between logs them again (at least once), and no lease, claim row version or
-   * second statement is spent. {@code $2} caps the events per order; {@code $4} is the relay; the walk
-   * starts at seq {@code $5} (the relay's floor, 0 for the whole index: see OutboxRelay). Several
+   * second statement is spent. {@code $2} caps the events per order; {@code $4} is the relay; the fresh
+   * walk starts at the relay's floor {@code $5} (an xid: see {@link #FLOOR}). Several
    * of these may run at once (one relay's lanes, or several relays): heads are locked with SKIP LOCKED,
    * and an event behind a head another statement holds is never a head itself.
    */
@@ -119,16 +131,16 @@ public final class OutboxSql {
    * {@link #DELIVER_TO_LOG} answering only each event's type and order, for when the sink's logger is
    * off: no payload is sent back, decoded and dropped (issue 13: a third of the relay's time).
    */
-  public static final String DELIVER_TO_LOG_QUIET = deliverToLog("o.seq, o.type, o.order_no");
+  public static final String DELIVER_TO_LOG_QUIET = deliverToLog("o.type, o.order_no");
 
   private static String deliverToLog(String returning) {
     return """
-        WITH\s""" + heads("e.seq >= $5 AND e.type = ANY($3::text[])") + """
+        WITH\s""" + heads("e.type = ANY($3::text[])", "$5") + """
 
         , delivered AS (
-            SELECT h.id FROM heads h
+            SELECT h.id, h.fresh AS fresh_head FROM heads h
             UNION ALL
-            SELECT f.id FROM heads h
+            SELECT f.id, false FROM heads h
             CROSS JOIN LATERAL (SELECT x.id FROM outbox_events x
                                 WHERE x.order_no = h.order_no AND x.status = 'PENDING' AND x.seq > h.seq
                                   AND x.type = ANY($3::text[])
@@ -140,12 +152,12 @@ public final class OutboxSql {
         SET status = 'DELIVERED', delivered_at = now(), attempts = o.attempts + 1, claimed_by = $4,
             claim_token = NULL, claimed_until = NULL, last_error = NULL
         FROM delivered WHERE o.id = delivered.id
-        RETURNING\s""" + returning;
+        RETURNING\s""" + returning + ", " + WALKED;
   }
 
   /**
-   * Run before {@link #CLAIM} and {@link #DELIVER_TO_LOG} in their transaction: the claim must walk {@code outbox_pending_seq} in
-   * order and stop after LIMIT rows. Statistics of a table that grows faster than autovacuum analyzes it
+   * Run before every relay statement in its transaction: a walk must go along its index ({@code outbox_tx},
+   * {@code outbox_retry}) in order and stop after LIMIT rows. Statistics of a table that grows faster than autovacuum analyzes it
    * (a backlog of 54,000 rows estimated at 320) made the planner pick a bitmap scan and a sort of the
    * whole backlog instead: 150 ms per claim against 2 ms, and a relay that fell behind fell further.
    * No sequential scan either, and a custom plan at every execution (about 1 ms of planning per batch):
@@ -159,11 +171,46 @@ public final class OutboxSql {
 
   /**
    * Gives back claimed events that were not attempted ({@code $1} ids under claim token {@code $2}): an
-   * earlier event of their order failed, so they wait behind it again (no attempt was counted).
+   * earlier event of their order failed, so they wait behind it again (no attempt was counted; the next
+   * {@link #FLOOR} moves them to lane RETRY behind it).
    */
   public static final String RELEASE = """
       UPDATE outbox_events SET claim_token = NULL, claimed_until = NULL
       WHERE id = ANY($1::uuid[]) AND claim_token = $2 AND status = 'PENDING'""";
+
+  /**
+   * The relay's new floor, from its floor {@code $1}: the lowest xid of a fresh pending event (walked along
+   * {@code outbox_tx}), or of a transaction still running (the statement snapshot's xmin), whichever is
+   * lower. No fresh event below it is pending, now or later: an event still uncommitted belongs to a
+   * running transaction, whose xid is at or above that xmin. Of the first {@code $2} fresh pending events,
+   * those waiting behind an event of their order in lane RETRY (a back-off of up to maxDelayMs) move to
+   * that lane as well, so the floor does not stay behind them. When all {@code $2} wait, the floor goes no
+   * further than the last one's xid; the next statement goes on from there. The floor is recorded in
+   * {@code outbox_floor} (the highest any relay took) for readers without a relay: the view
+   * {@code outbox_pending}, the console, the pending gauge.
+   */
+  public static final String FLOOR = """
+      WITH first AS (
+          SELECT e.id, e.tx, e.order_no, e.seq FROM outbox_events e
+          WHERE e.tx >= $1 AND e.lane IS NULL AND e.status = 'PENDING'
+          ORDER BY e.tx, e.seq LIMIT $2),
+      waiting AS (
+          UPDATE outbox_events o SET next_attempt_at = greatest(o.next_attempt_at, o.created_at + interval '1 millisecond')
+          FROM first f
+          WHERE o.id = f.id AND o.status = 'PENDING' AND o.lane IS NULL
+            AND EXISTS (SELECT 1 FROM outbox_events r
+                        WHERE r.order_no = f.order_no AND r.seq < f.seq AND r.lane = 'RETRY')
+          RETURNING o.id),
+      taken AS (
+          SELECT least(pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+                       (SELECT min(f.tx) FROM first f WHERE f.id NOT IN (SELECT id FROM waiting)),
+                       CASE WHEN (SELECT count(*) FROM first) >= $2 THEN (SELECT max(tx) FROM first) END) AS lo),
+      recorded AS (
+          UPDATE outbox_floor SET lo = greatest(outbox_floor.lo, taken.lo) FROM taken WHERE id = 1)
+      SELECT lo, (SELECT count(*) FROM waiting) AS moved FROM taken""";
+
+  /** The highest floor recorded: where a starting relay's walk begins. */
+  public static final String LOAD_FLOOR = "SELECT coalesce((SELECT lo FROM outbox_floor WHERE id = 1), 0) AS lo";
 
   /**
    * Marks deliveries ({@code $1} ids, {@code $2} their claim tokens, {@code $4} 1 where the claim did
@@ -231,14 +278,18 @@ public final class OutboxSql {
   /**
    * Events whose last allowed attempt ({@code $1}) was claimed and never marked (the relay died or
    * lost its lease mid-delivery) go DEAD once that lease ran out, like any exhausted event; a dead
-   * refund request fails its exception. {@code $2} is the relay.
+   * refund request fails its exception. {@code $2} is the relay; {@code $3} its floor (the fresh events
+   * are walked from it, those in lane RETRY along their index).
    */
   public static final String EXHAUST = """
       WITH ev AS (
           UPDATE outbox_events
           SET status = 'DEAD', claim_token = NULL, claimed_until = NULL,
               last_error = coalesce(last_error, 'the last attempt was never answered within its lease')
-          WHERE status = 'PENDING' AND attempts >= $1 AND claimed_until <= now()
+          WHERE id IN (SELECT id FROM outbox_events WHERE lane = 'RETRY'
+                       UNION ALL
+                       SELECT id FROM outbox_events WHERE tx >= $3 AND lane IS NULL AND status = 'PENDING')
+            AND status = 'PENDING' AND attempts >= $1 AND claimed_until <= now()
           RETURNING id, status, exception_id, attempts),
       """ + refundFailed("$2", "'the last attempt was never answered within its lease'") + """
 
@@ -260,12 +311,15 @@ public final class OutboxSql {
   /** After a large prune (never inside a transaction; concurrent writes go on meanwhile). */
   public static final String VACUUM = "VACUUM (ANALYZE) outbox_events";
 
-  /** Pending count and the age of the oldest pending event (0 when none), dead count (partial index). */
+  /**
+   * Pending count and the age of the oldest pending event (0 when none), dead count: the view
+   * {@code outbox_pending} and the partial index of lane DEAD (V13).
+   */
   public static final String COUNT_PENDING = """
       SELECT p.n AS pending, COALESCE(p.oldest_s, 0) AS oldest_pending_s, d.n AS dead
       FROM (SELECT count(*) AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_s
-            FROM outbox_events WHERE status = 'PENDING') p,
-           (SELECT count(*) AS n FROM outbox_events WHERE status = 'DEAD') d""";
+            FROM outbox_pending) p,
+           (SELECT count(*) AS n FROM outbox_events WHERE lane = 'DEAD') d""";
 
   // ---- admin ----------------------------------------------------------------------------------
 
@@ -274,10 +328,14 @@ public final class OutboxSql {
              delivered_at, exception_id
       FROM outbox_events WHERE id = $1""";
 
-  /** A dead event goes back to pending with fresh attempts; anything else is left alone. */
+  /**
+   * A dead event goes back to pending with fresh attempts, in lane RETRY (its xid is below the relays'
+   * floors); anything else is left alone.
+   */
   public static final String RETRY_DEAD = """
       UPDATE outbox_events
-      SET status = 'PENDING', attempts = 0, next_attempt_at = now(), last_error = NULL,
+      SET status = 'PENDING', attempts = 0, next_attempt_at = greatest(now(), created_at + interval '1 millisecond'),
+          last_error = NULL,
           claim_token = NULL, claimed_until = NULL
       WHERE id = $1 AND status = 'DEAD'
       RETURNING id, seq, type, order_no, payload, status, attempts, next_attempt_at, last_error, created_at,

@@ -102,16 +102,26 @@ public final class OutboxRelay extends VerticleBase {
   /** Log-sink statements per claim cycle: 1, or {@code outbox.concurrency} while batches come back full. */
   private int logLanes = 1;
   /**
-   * Where the next log-sink walk starts (seq). A walk from the start of the pending index passes every
-   * index entry of the events delivered since the last vacuum; under load that prefix was hundreds of
-   * thousands of entries, each a heap visit, and a statement took seconds (issue 13). The floor is the
-   * lowest seq the last statements delivered; it goes back to 0 (the whole index) at least every
-   * {@link #FLOOR_REFRESH_MS} and after a walk that delivered nothing, so an event the floor passed over
-   * (behind a webhook event of its order, committed late with a lower seq) waits at most that long more.
+   * Where the walks of fresh events start: an xid below which no fresh event is pending, now or later
+   * ({@link OutboxSql#FLOOR}, taken at the start of every cycle). A fresh event's first delivery changes
+   * no indexed column, so the walks cannot use the status to skip delivered events; they start here
+   * instead, and pass only the events delivered since the last cycle (issue 13). Loaded at start from
+   * {@code outbox_floor}, where every cycle records it.
    */
-  private long logFloor;
-  private long floorSetAt;
-  static final long FLOOR_REFRESH_MS = 1_000;
+  private long floor;
+  /**
+   * Where the walks start between two floors: past the fresh heads the last walks took (never past the xmin
+   * of their snapshot, so an event committed late is not passed over). A floor stays at the oldest event in
+   * flight, and walks from it would pass every event delivered since: under load with slow webhook answers,
+   * thousands of rows per cycle. What a walk from the frontier passes over for good (an event queued behind
+   * an event in flight, beyond a claim's chain) is found by the next walk from the floor, at most
+   * {@link #FLOOR_REFRESH_MS} later.
+   */
+  private long frontier;
+  private long floorTakenAt;
+  static final long FLOOR_REFRESH_MS = 500;
+  /** How many fresh pending events one {@link OutboxSql#FLOOR} looks at. */
+  static final int FLOOR_SCAN = 256;
   /** Event types delivered by another component instead of HTTP or the log (the broker tier's ORDER_TIMEOUT). */
   private final Map<OutboxEventType, Function<OutboxEvent, Future<Void>>> routes = new EnumMap<>(OutboxEventType.class);
 
@@ -141,14 +151,19 @@ public final class OutboxRelay extends VerticleBase {
     client = vertx.createHttpClient(new HttpClientOptions()
         .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, config.httpTimeoutMs())));
     batches = new SinkBatches(context, this::post);
-    signal.listen(listener);
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
-    context.runOnContext(v -> run());
     if (config.retentionHours() > 0) {
       pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
     }
-    return Future.succeededFuture();
+    // No cycle before the floor is known: a walk from xid 0 would pass every event in the table once.
+    return pool.query(OutboxSql.LOAD_FLOOR).execute().map(rows -> {
+      floor = rows.iterator().next().getLong("lo");
+      frontier = floor;
+      signal.listen(listener);
+      context.runOnContext(v -> run());
+      return null;
+    });
   }
 
   /**
@@ -257,6 +272,7 @@ public final class OutboxRelay extends VerticleBase {
    */
   private Future<Boolean> claim() {
     return refreshGauges()
+        .compose(v -> advanceFloor())
         .compose(v -> logTypes.length == 0 ? Future.succeededFuture(false) : deliverToLog())
         .compose(logFull -> claimForSinks().map(full -> full || logFull));
   }
@@ -278,6 +294,29 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   /**
+   * Every {@link #FLOOR_REFRESH_MS}: takes the floor ({@link OutboxSql#FLOOR}; it only ever rises), and this
+   * cycle's walks start from it.
+   */
+  private Future<Void> advanceFloor() {
+    long now = System.currentTimeMillis();
+    if (now - floorTakenAt < FLOOR_REFRESH_MS) {
+      return Future.succeededFuture();
+    }
+    floorTakenAt = now;
+    return planned(OutboxSql.FLOOR, Params.of(floor, FLOOR_SCAN)).map(rows -> {
+      Row row = rows.iterator().next();
+      floor = Math.max(floor, row.getLong("lo"));
+      frontier = floor;
+      long moved = row.getLong("moved");
+      if (moved > 0) {
+        log.debug("outbox relay {}: {} fresh event(s) wait behind a retry of their order (lane RETRY)", instanceId,
+            moved);
+      }
+      return null;
+    });
+  }
+
+  /**
    * The log sink: each lane's transaction marks a batch of log-sunk events delivered and writes their
    * lines before it commits (at least once, no lease). One lane while the batches come back short;
    * {@code outbox.concurrency} lanes at once while they come back full, so a backlog is worked off
@@ -285,59 +324,44 @@ public final class OutboxRelay extends VerticleBase {
    */
   private Future<Boolean> deliverToLog() {
     int lanes = logLanes;
-    long now = System.currentTimeMillis();
-    if (now - floorSetAt >= FLOOR_REFRESH_MS) {
-      logFloor = 0;
-      floorSetAt = now;
-    }
-    long floor = logFloor;
     List<Future<LogBatch>> runs = new ArrayList<>(lanes);
     for (int i = 0; i < lanes; i++) {
-      runs.add(deliverToLogLane(floor));
+      runs.add(deliverToLogLane());
     }
     return Future.all(runs).map(all -> {
-      long lowest = Long.MAX_VALUE;
       boolean full = false;
       for (Future<LogBatch> run : runs) {
         LogBatch batch = run.result();
         full |= batch.full();
-        lowest = Math.min(lowest, batch.lowestSeq());
         batch.types().forEach(type -> metrics.delivery(type, "delivered"));
       }
-      // The next walk starts where this one's first delivery was: everything before it was already
-      // passed over (delivered, locked by another lane, or waiting behind its order).
-      logFloor = lowest == Long.MAX_VALUE ? 0 : Math.max(logFloor, lowest);
       logLanes = full ? config.concurrency() : 1;
       return full;
     });
   }
 
-  /**
-   * What one log-sink statement delivered: whether its batch was full, the lowest seq ({@code Long.MAX_VALUE}
-   * when none) and each event's type, counted once the transaction committed.
-   */
-  private record LogBatch(boolean full, long lowestSeq, List<OutboxEventType> types) {}
+  /** What one log-sink statement delivered: whether its batch was full, and each event's type (counted after commit). */
+  private record LogBatch(boolean full, List<OutboxEventType> types) {}
 
-  /** One log-sink statement walking from seq {@code floor}. */
-  private Future<LogBatch> deliverToLogLane(long floor) {
+  /** One log-sink statement, its fresh walk from the relay's floor. */
+  private Future<LogBatch> deliverToLogLane() {
     int orders = config.batchSize();
     boolean lines = SINK_LOG.isDebugEnabled();
     // The lines are written before the transaction commits: a crash in between logs them again.
     return planned(lines ? OutboxSql.DELIVER_TO_LOG : OutboxSql.DELIVER_TO_LOG_QUIET,
-        Params.of(orders, MAX_CHAIN, logTypes, instanceId, floor), rows -> {
+        Params.of(orders, MAX_CHAIN, logTypes, instanceId, frontier), rows -> {
+          advanceFrontier(rows);
           Set<String> orderNos = new HashSet<>();
           List<OutboxEventType> types = new ArrayList<>(rows.size());
-          long lowest = Long.MAX_VALUE;
           for (Row row : rows) {
             if (lines) {
               OutboxEvent e = OutboxEvent.of(row);
               SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payload().encode());
             }
             orderNos.add(row.getString("order_no"));
-            lowest = Math.min(lowest, row.getLong("seq"));
             types.add(OutboxEventType.valueOf(row.getString("type")));
           }
-          return new LogBatch(orderNos.size() >= orders, lowest, types);
+          return new LogBatch(orderNos.size() >= orders, types);
         });
   }
 
@@ -354,9 +378,10 @@ public final class OutboxRelay extends VerticleBase {
           // Taken before the claim's now(): the lease ends no sooner than claimedAt + leaseMs.
           claimedAt[0] = System.nanoTime();
           return planned(OutboxSql.CLAIM,
-              Params.of(orders, config.leaseMs(), instanceId, token, config.maxAttempts(), MAX_CHAIN));
+              Params.of(orders, config.leaseMs(), instanceId, token, config.maxAttempts(), MAX_CHAIN, frontier));
         })
         .map(rows -> {
+          advanceFrontier(rows);
           Map<String, List<OutboxEvent>> chains = new LinkedHashMap<>();
           List<OutboxEvent> all = new ArrayList<>();
           rows.forEach(row -> {
@@ -373,6 +398,26 @@ public final class OutboxRelay extends VerticleBase {
           chains.values().forEach(chain -> startChain(chain, 0, token, claimedAt[0]));
           return chains.size() >= orders;
         });
+  }
+
+  /**
+   * Moves the frontier past the fresh heads a walk took ({@link OutboxSql#CLAIM}, {@link OutboxSql#DELIVER_TO_LOG}
+   * answer each row's xid and the statement's xmin): the fresh walk goes in xid order, so what lies before
+   * the last head was looked at. Never past the xmin: a transaction still running then may commit events
+   * with a lower xid.
+   */
+  private void advanceFrontier(io.vertx.sqlclient.RowSet<Row> rows) {
+    long last = -1;
+    long xmin = Long.MAX_VALUE;
+    for (Row row : rows) {
+      xmin = Math.min(xmin, row.getLong("xmin"));
+      if (row.getBoolean("fresh_head")) {
+        last = Math.max(last, row.getLong("tx"));
+      }
+    }
+    if (last >= 0) {
+      frontier = Math.max(frontier, Math.min(last, xmin));
+    }
   }
 
   /** What is left of the lease, less a safety margin: a delivery must end inside it. */
@@ -628,14 +673,16 @@ public final class OutboxRelay extends VerticleBase {
         });
   }
 
-  /** Every few seconds: the gauges, and the events whose last attempt was lost with its lease go DEAD. */
+  /**
+   * Every few seconds: the events whose last attempt was lost with its lease go DEAD, and the gauges.
+   */
   private Future<Void> refreshGauges() {
     long now = System.currentTimeMillis();
     if (now - gaugesRefreshedAt < GAUGE_REFRESH_MS) {
       return Future.succeededFuture();
     }
     gaugesRefreshedAt = now;
-    return pool.preparedQuery(OutboxSql.EXHAUST).execute(Params.of(config.maxAttempts(), instanceId))
+    return pool.preparedQuery(OutboxSql.EXHAUST).execute(Params.of(config.maxAttempts(), instanceId, floor))
         .map(rows -> {
           long n = rows.iterator().next().getLong("n");
           if (n > 0) {

@@ -29,9 +29,11 @@ public final class OutboxService {
 
   /** Newest first, {@code seq} below {@code cursor} (null: from the newest). */
   public Future<JsonArray> list(Status status, Long cursor, int limit) {
-    var query = status == Status.DEAD
-        ? pool.preparedQuery(ConsoleSql.DEAD_EVENT_PAGE).execute(Params.of(cursor, limit))
-        : pool.preparedQuery(ConsoleSql.EVENT_PAGE).execute(Params.of(status.name(), cursor, limit));
+    var query = switch (status) {
+      case DEAD -> pool.preparedQuery(ConsoleSql.DEAD_EVENT_PAGE).execute(Params.of(cursor, limit));
+      case PENDING -> pool.preparedQuery(ConsoleSql.PENDING_EVENT_PAGE).execute(Params.of(cursor, limit));
+      case DELIVERED -> pool.preparedQuery(ConsoleSql.EVENT_PAGE).execute(Params.of(status.name(), cursor, limit));
+    };
     return query.compose(rows -> {
       JsonArray out = new JsonArray();
       rows.forEach(r -> out.add(OutboxEvent.json(r)));

@@ -261,10 +261,10 @@ class OutboxRelayTest {
   }
 
   /**
-   * Issue 13: the log-sink walk starts at the relay's floor (the lowest seq it delivered last), so the
-   * index entries of delivered events are not walked again. An event whose transaction commits after
-   * later events were delivered has a seq below that floor; the floor goes back to the start of the
-   * index within a second, so it is delivered all the same.
+   * Issue 13: the walks of fresh events start at the relay's floor, an xid below which no fresh event is
+   * pending (V13), so the events delivered before it are not walked again. An event whose transaction
+   * commits after later events were delivered has a seq below theirs; its transaction was running when
+   * each floor was taken, so every floor stayed at or below its xid, and it is delivered all the same.
    */
   @Test
   void anEventCommittedLateBelowTheFloorIsStillDelivered() {
@@ -483,5 +483,43 @@ class OutboxRelayTest {
     assertEquals(2, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'C1' AND status = 'PENDING'"),
         "C1's failing ORDER_CANCELLED stays pending (and its SMS waits behind it)");
     assertTrue(app.metric("ordergate.outbox.pruned") >= 60);
+  }
+
+  /**
+   * Issue 13 (V13): an event that arrives behind its order's event waiting for a retry (here a webhook that
+   * answers 503) moves to lane RETRY, so the floor (recorded in outbox_floor) passes it instead of waiting
+   * out the back-off; when the webhook recovers, the order's events still leave in seq order.
+   */
+  @Test
+  void aFreshEventBehindItsOrdersRetryLeavesTheFreshWalk() {
+    boolean[] failing = {true};
+    endpoint.responder = (path, n, body) -> failing[0] && path.equals("/sink/ORDER_PAID") ? 503 : 200;
+    OutboxConfig config = new OutboxConfig(true, 100, 10, 1_000, 300, 300, 60_000, 5_000,
+        Map.of("ORDER_PAID", endpoint.url("/sink/ORDER_PAID"), "ORDER_CANCELLED", endpoint.url("/sink/ORDER_CANCELLED")));
+    relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
+        app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "retry-lane")).await());
+    paidOrders(1);
+    eventually("O0's ORDER_PAID waits for a retry", () -> app.count(
+        "SELECT count(*) FROM outbox_events WHERE order_no = 'O0' AND type = 'ORDER_PAID' AND lane = 'RETRY'") == 1);
+    long late = app.rows("INSERT INTO outbox_events (type, order_no, payload) "
+        + "VALUES ('ORDER_CANCELLED', 'O0', '{}') RETURNING tx").get(0).getLong(0);
+    // Later events of other orders go on being delivered past it.
+    app.rows("INSERT INTO outbox_events (type, order_no, payload) SELECT 'ORDER_CANCELLED', 'P' || g, '{}'::jsonb "
+        + "FROM generate_series(1, 5) g ORDER BY g");
+    eventually("the late event moved to lane RETRY", () -> app.count(
+        "SELECT count(*) FROM outbox_events WHERE order_no = 'O0' AND type = 'ORDER_CANCELLED' AND lane = 'RETRY'") == 1);
+    eventually("the recorded floor passed it", () -> app.count("SELECT lo FROM outbox_floor") > late);
+    eventually("the later events of other orders are delivered", () -> app.count(
+        "SELECT count(*) FROM outbox_events WHERE order_no LIKE 'P%' AND status = 'DELIVERED'") == 5);
+    assertEquals(3, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'O0' AND status = 'PENDING'"));
+
+    failing[0] = false;
+    eventually("every event is delivered", () -> undelivered() == 0);
+    List<String> o0 = app.rows("SELECT type FROM outbox_events WHERE order_no = 'O0' ORDER BY delivered_at, seq")
+        .stream().map(r -> r.getString(0)).toList();
+    assertEquals(List.of("ORDER_PAID", "NOTIFY_SMS", "ORDER_CANCELLED"), o0, "O0's events left in seq order");
+    List<String> got = endpoint.received.stream().filter(r -> r.path().equals("/sink/ORDER_CANCELLED"))
+        .map(r -> r.body().getString("orderNo")).toList();
+    assertEquals("O0", got.get(got.size() - 1), "O0's late event was the last to reach the webhook: " + got);
   }
 }
