@@ -312,13 +312,16 @@ public final class OutboxSql {
   public static final String VACUUM = "VACUUM (ANALYZE) outbox_events";
 
   /**
-   * Pending count and the age of the oldest pending event (0 when none), dead count: the view
-   * {@code outbox_pending} and the partial index of lane DEAD (V13).
+   * Pending count and the age of the oldest pending event (0 when none), dead count, for the relay with
+   * floor {@code $1} (under {@link #CLAIM_PLAN}): the fresh events walked from it, lane RETRY and lane DEAD
+   * along their partial indexes (V13).
    */
   public static final String COUNT_PENDING = """
       SELECT p.n AS pending, COALESCE(p.oldest_s, 0) AS oldest_pending_s, d.n AS dead
       FROM (SELECT count(*) AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_s
-            FROM outbox_pending) p,
+            FROM (SELECT created_at FROM outbox_events WHERE tx >= $1 AND lane IS NULL AND status = 'PENDING'
+                  UNION ALL
+                  SELECT created_at FROM outbox_events WHERE lane = 'RETRY') e) p,
            (SELECT count(*) AS n FROM outbox_events WHERE lane = 'DEAD') d""";
 
   // ---- admin ----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ package dev.ordergate.outbox;
 
 import dev.ordergate.db.ExceptionSql;
 import dev.ordergate.db.OutboxSql;
+import dev.ordergate.db.Params;
 import dev.ordergate.domain.ExceptionKind;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -18,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * and the gauges {@code ordergate_outbox_pending}, {@code ordergate_outbox_oldest_pending_seconds},
  * {@code ordergate_outbox_dead}, {@code ordergate_exceptions_open{kind}},
  * {@code ordergate_exceptions_oldest_open_seconds{kind}} and {@code ordergate_exceptions_refund_failed},
- * read from the database by {@link #refresh(Pool)} (the relay calls it every 5 s). One instance per registry.
+ * read from the database by {@link #refresh(Pool, long)} (the relay calls it every 5 s). One instance per registry.
  */
 public final class OutboxMetrics {
 
@@ -90,8 +91,10 @@ public final class OutboxMetrics {
         .increment(n);
   }
 
-  public Future<Void> refresh(Pool pool) {
-    return pool.query(OutboxSql.COUNT_PENDING).execute()
+  /** {@code floor}: the relay's ({@link OutboxSql#COUNT_PENDING} walks the fresh events from it). */
+  public Future<Void> refresh(Pool pool, long floor) {
+    return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
+            .compose(x -> conn.preparedQuery(OutboxSql.COUNT_PENDING).execute(Params.of(floor))))
         .map(rows -> {
           var row = rows.iterator().next();
           pending.set(row.getLong("pending"));

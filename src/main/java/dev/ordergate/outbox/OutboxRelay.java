@@ -692,7 +692,7 @@ public final class OutboxRelay extends VerticleBase {
           }
           return (Void) null;
         })
-        .compose(v -> metrics.refresh(pool))
+        .compose(v -> metrics.refresh(pool, floor))
         .recover(err -> {
           log.warn("outbox relay {}: gauges not refreshed: {}", instanceId, err.toString());
           return Future.succeededFuture();

@@ -280,7 +280,7 @@ class RefundTest {
         null, true), 200).bodyAsJsonArray().size());
     expect(app.call(HttpMethod.GET, "/admin/exceptions?status=NEW", null, true), 400);
 
-    app.verticle.outboxMetrics().refresh(app.verticle.pool()).await();
+    app.verticle.outboxMetrics().refresh(app.verticle.pool(), 0).await();
     String scrape = app.scrape();
     assertTrue(scrape.contains("ordergate_exceptions_open{kind=\"LATE_AFTER_CANCEL\"} 1.0"), scrape);
     assertTrue(scrape.contains("ordergate_exceptions_open{kind=\"UNKNOWN_ORDER\"} 0.0"), scrape);
