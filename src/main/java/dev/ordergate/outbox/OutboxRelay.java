@@ -66,6 +66,8 @@ public final class OutboxRelay extends VerticleBase {
   private static final long MIN_DELIVERY_MS = 100;
   private static final int PRUNE_BATCH = 1_000;
   private static final long VACUUM_AFTER_ROWS = 5_000;
+  /** Rows the retention deleted since this relay's last vacuum of the outbox. */
+  private long deletedSinceVacuum;
   /** At most this many of one order's events in one claim. */
   private static final int MAX_CHAIN = 8;
 
@@ -659,9 +661,15 @@ public final class OutboxRelay extends VerticleBase {
             log.debug("outbox relay {}: pruned {} delivered events older than {} h", instanceId, total,
                 config.retentionHours());
           }
-          // Deleted rows give their space back only once vacuumed: after a large prune, vacuum now
-          // rather than at autovacuum's next turn, so the table's size stays flat.
-          Future<?> vacuum = total >= VACUUM_AFTER_ROWS
+          // Deleted rows give their space back only once vacuumed (until then every insert extends the
+          // table): once VACUUM_AFTER_ROWS were deleted since the last vacuum, by one prune or by several
+          // short ones, vacuum now rather than at autovacuum's next turn, so the table's size stays flat.
+          deletedSinceVacuum += total;
+          boolean vacuumNow = deletedSinceVacuum >= VACUUM_AFTER_ROWS;
+          if (vacuumNow) {
+            deletedSinceVacuum = 0;
+          }
+          Future<?> vacuum = vacuumNow
               ? pool.query(OutboxSql.VACUUM).execute().onFailure(err -> log.warn("outbox relay {}: vacuum failed: {}",
                   instanceId, err.toString()))
               : Future.succeededFuture();
