@@ -66,8 +66,6 @@ public final class OutboxRelay extends VerticleBase {
   private static final long MIN_DELIVERY_MS = 100;
   private static final int PRUNE_BATCH = 1_000;
   private static final long VACUUM_AFTER_ROWS = 5_000;
-  /** Rows the retention deleted since this relay's last vacuum of the outbox. */
-  private long deletedSinceVacuum;
   /** At most this many of one order's events in one claim. */
   private static final int MAX_CHAIN = 8;
 
@@ -99,16 +97,18 @@ public final class OutboxRelay extends VerticleBase {
   private boolean abandoned;
   static final long STOP_DRAIN_MS = 5000;
   private long gaugesRefreshedAt;
+  /** Rows the retention deleted since this relay's last vacuum of the outbox. */
+  private long deletedSinceVacuum;
   private final List<Delivered> deliveredQueue = new ArrayList<>();
   private boolean marking;
   /** Log-sink statements per claim cycle: 1, or {@code outbox.concurrency} while batches come back full. */
   private int logLanes = 1;
   /**
-   * Where the walks of fresh events start: an xid below which no fresh event is pending, now or later
-   * ({@link OutboxSql#FLOOR}, taken at the start of every cycle). A fresh event's first delivery changes
-   * no indexed column, so the walks cannot use the status to skip delivered events; they start here
-   * instead, and pass only the events delivered since the last cycle (issue 13). Loaded at start from
-   * {@code outbox_floor}, where every cycle records it.
+   * An xid below which no fresh event is pending, now or later ({@link OutboxSql#FLOOR}, taken every
+   * {@link #FLOOR_REFRESH_MS}). A fresh event's first delivery changes no indexed column, so the walks
+   * cannot use the status to skip delivered events; a walk from the floor passes only the events delivered
+   * since the oldest one still pending (issue 13). Loaded at start from {@code outbox_floor}, where each
+   * FLOOR statement records it.
    */
   private long floor;
   /**
@@ -345,7 +345,7 @@ public final class OutboxRelay extends VerticleBase {
   /** What one log-sink statement delivered: whether its batch was full, and each event's type (counted after commit). */
   private record LogBatch(boolean full, List<OutboxEventType> types) {}
 
-  /** One log-sink statement, its fresh walk from the relay's floor. */
+  /** One log-sink statement, its fresh walk from the relay's frontier. */
   private Future<LogBatch> deliverToLogLane() {
     int orders = config.batchSize();
     boolean lines = SINK_LOG.isDebugEnabled();
