@@ -1,0 +1,108 @@
+package dev.ordergate.outbox;
+
+import dev.ordergate.db.OutboxSql;
+import dev.ordergate.support.TestApp;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 13: which way an event leaves, and what the outbox's readers cost on a table whose statistics lag
+ * behind it. The statements are run directly on a database whose relay is off, so nothing else moves the rows.
+ */
+class OutboxPathsTest {
+
+  private static final String[] LOG_TYPES = {"NOTIFY_SMS", "ORDER_CANCELLED"};
+  private static TestApp app;
+
+  @BeforeAll
+  static void start() {
+    JsonObject config = TestApp.baseConfig();
+    config.put("outbox", new JsonObject().put("enabled", false));
+    app = TestApp.start(config);
+  }
+
+  @AfterAll
+  static void stop() {
+    app.close();
+  }
+
+  @BeforeEach
+  void empty() {
+    app.truncate();
+  }
+
+  private void event(String type, String orderNo) {
+    app.rows("INSERT INTO outbox_events (type, order_no, payload) VALUES ($1, $2, '{}'::jsonb)", type, orderNo);
+  }
+
+  /** The orders whose events one {@link OutboxSql#CLAIM} took; {@code logBehind} is its {@code $8}. */
+  private List<String> claim(boolean logBehind) {
+    Tuple params = Tuple.of(100, 60_000L, "test", UUID.randomUUID(), 10, 8, 0L)
+        .addValue(logBehind).addValue(LOG_TYPES);
+    List<String> orders = new ArrayList<>();
+    app.verticle.pool().withTransaction(conn -> conn.preparedQuery(OutboxSql.CLAIM).execute(params))
+        .await().forEach(r -> orders.add(r.getString("order_no") + ":" + r.getString("type")));
+    orders.sort(null);
+    return orders;
+  }
+
+  /**
+   * While the log sink's statement keeps up, the webhook claim leaves it the log-sink heads (one row
+   * version each, against a claim, a lease and a mark); behind a head of another type a log event still
+   * follows in the chain; once the log statement is behind, the claim takes log-sink heads too. Without the
+   * claim's type condition the first claim takes A's SMS as well and this fails.
+   */
+  @Test
+  void theClaimLeavesLogSinkHeadsToTheLogStatementUnlessItIsBehind() {
+    event("NOTIFY_SMS", "A");
+    event("ORDER_PAID", "B");
+    event("NOTIFY_SMS", "B");
+    assertEquals(List.of("B:NOTIFY_SMS", "B:ORDER_PAID"), claim(false), "the log statement keeps up");
+    assertEquals(List.of("A:NOTIFY_SMS"), claim(true), "the log statement is behind");
+  }
+
+  /**
+   * The view {@code outbox_pending} (the console's counts, the bench's backlog) walks its indexes whatever
+   * the statistics say (V14). They were taken when the outbox was all pending above the floor (a relay that
+   * was behind); since then 30,000 events were delivered below it. On those statistics V13's function
+   * scanned the whole table for ten pending events (every page's buffers); this counts the buffers the
+   * count touches.
+   */
+  @Test
+  void thePendingViewWalksItsIndexesOnStaleStatistics() {
+    app.rows("ALTER TABLE outbox_events SET (autovacuum_enabled = off)");
+    try {
+      app.rows("""
+          INSERT INTO outbox_events (type, order_no, payload)
+          SELECT 'NOTIFY_SMS', 'P' || g, '{}'::jsonb FROM generate_series(1, 10) g""");
+      app.rows("UPDATE outbox_floor SET lo = (SELECT min(tx) FROM outbox_events)");
+      app.rows("ANALYZE outbox_events");
+      app.rows("""
+          INSERT INTO outbox_events (type, order_no, payload, status, delivered_at, tx)
+          SELECT 'NOTIFY_SMS', 'D' || g, '{}'::jsonb, 'DELIVERED', now(), (SELECT lo - 1 FROM outbox_floor)
+          FROM generate_series(1, 30000) g""");
+      long pages = app.count("SELECT pg_relation_size('outbox_events') / current_setting('block_size')::bigint");
+      Row plan = app.rows("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT count(*) FROM outbox_pending").get(0);
+      JsonObject top = ((JsonArray) plan.getValue(0)).getJsonObject(0).getJsonObject("Plan");
+      long buffers = top.getLong("Shared Hit Blocks") + top.getLong("Shared Read Blocks");
+      assertEquals(10, app.count("SELECT count(*) FROM outbox_pending"));
+      System.out.printf("pending count on stale statistics: %d buffers, the table has %d pages%n", buffers, pages);
+      assertTrue(buffers * 4 < pages, buffers + " buffers for a table of " + pages + " pages: a scan of it");
+    } finally {
+      app.rows("ALTER TABLE outbox_events RESET (autovacuum_enabled)");
+    }
+  }
+}
