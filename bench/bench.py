@@ -243,9 +243,12 @@ class Bench:
         n = int(half * z["open_seconds"])
         log(f"service open loop at {half:.0f}/s, {n} callbacks")
         open_loop = self.replay(db, "open", n, connections=256, rate=half)
+        log(f"service open loop at {half:.0f}/s through bench/openloop.py, {n} callbacks")
+        open_py = self.openloop(db, "openpy", n, half)
         rss_all = svc.memory()
         self.stop_service(svc)
-        self.results["callbacks"] = {"pgbench": pg, "closed": closed, "open": open_loop, "openRate": half,
+        self.results["callbacks"] = {"pgbench": pg, "closed": closed, "open": open_py, "openReplay": open_loop,
+                                     "openRate": half,
                                      "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm, "wrk": wrk_runs,
                                      "formats": formats}
         self.drop_db(db)
@@ -343,10 +346,10 @@ class Bench:
         os.remove(path)
         return res
 
-    def wrk(self, db, name, n, connections, seconds):
-        """The same callbacks through wrk (a C client, far cheaper per request than the JVM replay
-        tool): signed here (HMAC-SHA256 over "<t>.<channel>.<body>", the ordergate v2 signature), sent closed loop by
-        bench/wrk-callbacks.lua for `seconds`."""
+    def signed_callbacks(self, db, name, n):
+        """n fresh pending orders (inserted directly) and a file of one pre-signed SUCCESS callback each,
+        "<X-Ordergate-Signature>\t<body>" a line (HMAC-SHA256 over "<t>.<channel>.<body>", the ordergate v2
+        signature), for wrk and bench/openloop.py. Answers (path, order number prefix)."""
         prefix = f"B{name}-"
         self.psql(db, f"""INSERT INTO orders (order_no, user_id, status, amount_cents, request_hash, expires_at)
             SELECT '{prefix}' || g, 'bench', 'PENDING_PAYMENT', 1000, 'bench', now() + interval '1 day'
@@ -361,6 +364,38 @@ class Bench:
                                    "status": "SUCCESS"}, separators=(",", ":"))
                 sig = hmac.new(secret, f"{t}.{CHANNEL}.{body}".encode(), hashlib.sha256).hexdigest()
                 f.write(f"t={t},v2={sig}\t{body}\n")
+        return path, prefix
+
+    def openloop(self, db, name, n, rate, connections=256):
+        """n callbacks open loop at `rate` through bench/openloop.py (pre-signed, one Python thread: a tenth of
+        the replay JVM's CPU per callback, which on this 2-core machine otherwise competes with the service);
+        latency from when each was due. The same report fields as replay()."""
+        path, prefix = self.signed_callbacks(db, name, n)
+        report = os.path.join(self.tmp, f"{name}.openloop.json")
+        cmd = [sys.executable, os.path.join(ROOT, "bench", "openloop.py"), "--url", self.cb_svc.base,
+               "--path", f"/api/callbacks/{CHANNEL}", "--file", path, "--rate", f"{rate:.1f}",
+               "--connections", str(connections), "--report", report]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
+        with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter:
+            stdout, stderr = p.communicate()
+        if not os.path.exists(report):
+            raise RuntimeError(f"openloop failed ({p.returncode}): {stdout[-1000:]} {stderr[-2000:]}")
+        with open(report) as f:
+            res = json.load(f)
+        res["cpu"] = meter.seconds()
+        res["applied"] = res.get("outcomes", {}).get("APPLIED", 0)
+        res["ok"] = p.returncode == 0 and res["applied"] == n
+        res["tool"] = "openloop.py"
+        log(f"openloop {name}: {res['throughputPerSecond']:.0f}/s (asked {rate:.0f}/s), p50 {res['latencyMs']['p50']} ms, "
+            f"p99 {res['latencyMs']['p99']} ms, p99.9 {res['latencyMs']['p99.9']} ms, applied {res['applied']}/{n}"
+            + ("" if res["ok"] else f" NOT ALL OK: statuses {res.get('statuses')} {stderr[-300:]}"))
+        os.remove(path)
+        return res
+
+    def wrk(self, db, name, n, connections, seconds):
+        """The same callbacks through wrk (a C client, far cheaper per request than the JVM replay
+        tool), from signed_callbacks(), sent closed loop by bench/wrk-callbacks.lua for `seconds`."""
+        path, prefix = self.signed_callbacks(db, name, n)
         cmd = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s",
                os.path.join(ROOT, "bench", "wrk-callbacks.lua"), self.cb_svc.base, "--", path, CHANNEL, "2"]
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
@@ -428,7 +463,7 @@ class Bench:
                     res["wrk"]["runName"] = "closed loop 256 through wrk"
                     closed_runs.append(res["wrk"])
                 for r in probes:
-                    r["runName"] = f"open loop at {r['rate']:,.0f}/s"
+                    r["runName"] = f"open loop at {r['rate']:,.0f}/s, bench/openloop.py"
                 # Rows 1b/1c: the highest rate of any run (open-loop probe or closed loop) at which the relay kept up.
                 kept = [r for r in probes + closed_runs if self.keeps_up(r)]
                 res["probes"] = [{"rate": r["rate"], "achieved": r["throughputPerSecond"], "lagP99": r["relay"]["lagP99"],
@@ -457,6 +492,8 @@ class Bench:
                 r = self.wrk(db, f"r{sink}{mode}", int(max(expected_rate, 2000) * z["relay_seconds"] * 1.5), 256,
                              z["relay_seconds"])
                 r["latencyMs"] = {"p50": r["p50"], "p99": r["p99"], "p99.9": None}
+            elif rate:
+                r = self.openloop(db, f"r{sink}{mode}", n, rate)
             else:
                 r = self.replay(db, f"r{sink}{mode}", n, connections=256, rate=rate)
             at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending"))
@@ -498,7 +535,7 @@ class Bench:
                                                               "pruneIntervalMs": 500})
         self.cb_svc = svc
         with OutboxSampler(self, db) as sampler:
-            r = self.replay(db, "steady", int(rate * secs), connections=256, rate=rate, warmup=0)
+            r = self.openloop(db, "steady", int(rate * secs), rate)
         self.stop_service(svc)
         self.drop_db(db)
         sizes = sampler.sizes
@@ -682,8 +719,13 @@ class Bench:
             f"vs {pg_simple:,.0f} tps: **{ratio:.2f}x** (vs `callback-full.sql` {pg_full:,.0f} tps: "
             f"{best / pg_full:.2f}x)" + wrk_note + f" | >= {TARGETS['callbacks']}x | {yes(ratio >= TARGETS['callbacks'])} |")
         o = cb["open"]["latencyMs"]
-        add(f"| 2 | latency at half the service's max rate, open loop {cb['openRate']:,.0f}/s: p50 / p99 / p99.9 | "
-            f"{o['p50']} / **{o['p99']}** / {o['p99.9']} ms (achieved {cb['open']['throughputPerSecond']:,.0f}/s) | "
+        rp = cb.get("openReplay")
+        replay_note = (f"; through the replay tool instead: {rp['latencyMs']['p50']} / {rp['latencyMs']['p99']} / "
+                       f"{rp['latencyMs']['p99.9']} ms, its JVM at {cpu_of(rp, 'client')} µs of CPU per callback against "
+                       f"{cpu_of(cb['open'], 'client')}" if rp else "")
+        add(f"| 2 | latency at half the service's max rate, relay off, open loop {cb['openRate']:,.0f}/s through "
+            f"bench/openloop.py: p50 / p99 / p99.9 | "
+            f"{o['p50']} / **{o['p99']}** / {o['p99.9']} ms (achieved {cb['open']['throughputPerSecond']:,.0f}/s{replay_note}) | "
             f"p99 <= {TARGETS['p99_half_ms']:.0f} ms | {yes(o['p99'] <= TARGETS['p99_half_ms'])} |")
         sw = R["sweep"]
         s_svc, s_sql = statistics.median(sw["service"]), statistics.median(sw["sql"])
@@ -729,7 +771,7 @@ class Bench:
                 ol = o["latencyMs"]
                 okl = o["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
                 add(f"| 2{'b' if sink == 'log' else 'c'} | relay on, {sink} sink: open loop at {cb['openRate']:,.0f}/s (half the "
-                    f"relay-off maximum): callback p50 / p99 / p99.9; relay lag p99; backlog peak | {ol['p50']} / "
+                    f"relay-off maximum) through bench/openloop.py: callback p50 / p99 / p99.9; relay lag p99; backlog peak | {ol['p50']} / "
                     f"**{ol['p99']}** / {ol['p99.9']} ms; lag p99 **{o['relay']['lagP99']:.2f} s**; backlog peak "
                     f"{o['relay']['pendingMax']:,} | p99 <= {TARGETS['p99_half_ms']:.0f} ms, lag p99 <= "
                     f"{TARGETS['relay_lag_p99_s']:.0f} s | {yes(ol['p99'] <= TARGETS['p99_half_ms'] and okl)} |")
@@ -770,10 +812,12 @@ class Bench:
             add(f"| service closed loop through wrk (pre-signed), {c} connections | {r['throughputPerSecond']:,.0f} | "
                 f"{r['seconds']} | {r['p50']} | {r['p99']} | | {r['requests']:,} answered, {r['paid']:,} orders paid"
                 f"{'' if r['ok'] else ' (NOT ALL OK: ' + str(r['non2xx']) + ' non-2xx)'} | {cpu(r, r['requests'])} |")
-        r = cb["open"]
-        add(f"| service open loop at {cb['openRate']:,.0f}/s, 256 connections | {r['throughputPerSecond']:,.0f} | "
-            f"{r['seconds']} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | {r['latencyMs']['p99.9']} | "
-            f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | {cpu(r, r['requests'])} |")
+        for label, key in (("the replay tool", "openReplay"), ("bench/openloop.py", "open")):
+            r = cb.get(key)
+            if r:
+                add(f"| service open loop at {cb['openRate']:,.0f}/s, 256 connections, {label} | {r['throughputPerSecond']:,.0f} | "
+                    f"{r['seconds']} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | {r['latencyMs']['p99.9']} | "
+                    f"{r['applied']:,} of {r['requests']:,}{'' if r['ok'] else ' (NOT ALL OK)'} | {cpu(r, r['requests'])} |")
         add("")
         add("Callbacks/s per wire format, side by side (closed loop, 64 connections, the replay tool; the gateway "
             "formats are built and signed by the load generator before its clock starts (that CPU is left out of "
@@ -1023,6 +1067,12 @@ def cpu(run, count):
         return ""
     return " / ".join("-" if c.get(g) is None or (g == "service" and not c.get(g)) else f"{c[g] * 1e6 / count:.0f}"
                       for g in ("service", "client", "postgres"))
+
+
+def cpu_of(run, group):
+    """CPU µs per callback of one group ("service", "client", "postgres") of a run."""
+    c, n = run.get("cpu") or {}, run.get("requests") or 0
+    return f"{c[group] * 1e6 / n:.0f}" if c.get(group) is not None and n else "-"
 
 
 def yes(b):

@@ -1,0 +1,172 @@
+"""An open-loop HTTP/1.1 load generator for pre-signed callbacks, lean enough to share a 2-core machine with
+what it measures (issue 13): the replay tool's JVM spent 110-160 µs of CPU per callback at half load, as much
+as the service, so the machine was saturated by its own load generator; this one spends a fraction of that.
+
+Request i is due at start + i / rate, whatever the answers do. A due request goes out on an idle keep-alive
+connection, or waits for one; its latency is counted from when it was due (coordinated omission corrected,
+as the replay tool does). One thread, non-blocking sockets, epoll.
+
+Usage: python3 bench/openloop.py --url http://127.0.0.1:PORT --path /api/callbacks/sandbox --file F
+       --rate R --connections C [--report OUT.json]
+F: one request a line, "<signature header value>\\t<body>" (what bench.py's wrk() writes). Prints one line;
+the report holds requests, answered, seconds, throughputPerSecond, latencyMs {p50, p99, p99.9, max},
+statuses, outcomes, errors.
+"""
+import argparse
+import collections
+import json
+import selectors
+import socket
+import sys
+import time
+import urllib.parse
+
+SIGNATURE_HEADER = "X-Ordergate-Signature"
+
+
+def build(host, path, line):
+    sig, body = line.rstrip("\n").split("\t", 1)
+    body = body.encode()
+    head = (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"{SIGNATURE_HEADER}: {sig}\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    return head + body
+
+
+class Conn:
+    __slots__ = ("sock", "buf", "due", "need")
+
+    def __init__(self, sock):
+        self.sock, self.buf, self.due, self.need = sock, b"", 0, -1
+
+
+def pct(sorted_values, p):
+    if not sorted_values:
+        return 0.0
+    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--path", required=True)
+    ap.add_argument("--file", required=True)
+    ap.add_argument("--rate", type=float, required=True)
+    ap.add_argument("--connections", type=int, default=256)
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds a request may take")
+    ap.add_argument("--report")
+    a = ap.parse_args()
+    u = urllib.parse.urlsplit(a.url)
+    host, port = u.hostname, u.port or 80
+    with open(a.file) as f:
+        requests = [build(f"{host}:{port}", a.path, line) for line in f if line.strip()]
+    sel = selectors.EpollSelector()
+
+    def connect():
+        s = socket.create_connection((host, port))
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.setblocking(False)
+        c = Conn(s)
+        sel.register(s, selectors.EVENT_READ, c)
+        return c
+
+    # First in, first out: every connection takes its turn, so none sits idle long enough for the service's
+    # keep-alive timeout to close it under a request.
+    idle = collections.deque(connect() for _ in range(a.connections))
+    n = len(requests)
+    interval = 1e9 / a.rate
+    lat, statuses, outcomes = [], {}, {}
+    errors = answered = sent = 0
+    waiting = []            # due times of requests with no idle connection yet (FIFO from wi)
+    wi = scheduled = 0
+    deadline_ns = a.timeout * 1e9
+    clock = time.monotonic_ns
+    start = clock()
+    last_done = start
+    while answered + errors < n:
+        now = clock()
+        # Every request due by now joins the queue; it goes out as soon as a connection is idle.
+        while scheduled < n and start + scheduled * interval <= now:
+            waiting.append(start + scheduled * interval)
+            scheduled += 1
+        while wi < len(waiting) and idle:
+            c = idle.popleft()
+            c.due, c.buf, c.need = waiting[wi], b"", -1
+            wi += 1
+            try:
+                c.sock.send(requests[sent])
+            except OSError:
+                errors += 1
+                statuses["error"] = statuses.get("error", 0) + 1
+            sent += 1
+        if wi > 4096:
+            del waiting[:wi]
+            wi = 0
+        wait = max(0.0, (start + scheduled * interval - clock()) / 1e9) if scheduled < n else 0.05
+        for key, _ in sel.select(min(wait, 0.05)):
+            c = key.data
+            try:
+                chunk = c.sock.recv(65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                # Closed by the service: an idle connection is replaced; one with a request on it fails it.
+                sel.unregister(c.sock)
+                c.sock.close()
+                if c.due:
+                    errors += 1
+                    statuses["closed"] = statuses.get("closed", 0) + 1
+                else:
+                    idle.remove(c)
+                idle.append(connect())
+                continue
+            c.buf += chunk
+            if c.need < 0:
+                end = c.buf.find(b"\r\n\r\n")
+                if end < 0:
+                    continue
+                head = c.buf[:end].decode("latin-1")
+                length = 0
+                for h in head.split("\r\n")[1:]:
+                    k, _, v = h.partition(":")
+                    if k.strip().lower() == "content-length":
+                        length = int(v)
+                c.need = end + 4 + length
+            if len(c.buf) < c.need:
+                continue
+            done = clock()
+            last_done = done
+            head = c.buf[:c.buf.find(b"\r\n")].decode("latin-1")
+            status = head.split(" ")[1]
+            statuses[status] = statuses.get(status, 0) + 1
+            body = c.buf[c.buf.find(b"\r\n\r\n") + 4:c.need].decode()
+            at = body.find('"outcome":"')
+            if at >= 0:
+                oc = body[at + 11:body.find('"', at + 11)]
+                if '"duplicate":true' in body:
+                    oc += "/duplicate"
+                outcomes[oc] = outcomes.get(oc, 0) + 1
+            lat.append((done - c.due) / 1e6)
+            answered += 1
+            c.buf, c.need, c.due = b"", -1, 0
+            idle.append(c)
+        if clock() - start > (n * interval) + deadline_ns:
+            errors += n - answered - errors
+            statuses["timeout"] = n - answered
+            break
+    seconds = (last_done - start) / 1e9
+    lat.sort()
+    res = {"requests": n, "answered": answered, "seconds": round(seconds, 3),
+           "throughputPerSecond": answered / seconds if seconds > 0 else 0,
+           "latencyMs": {"p50": round(pct(lat, 50), 2), "p99": round(pct(lat, 99), 2),
+                         "p99.9": round(pct(lat, 99.9), 2), "max": round(lat[-1], 2) if lat else 0},
+           "statuses": statuses, "outcomes": outcomes, "errors": errors, "rate": a.rate}
+    if a.report:
+        with open(a.report, "w") as f:
+            json.dump(res, f)
+    print(f"openloop: {res['throughputPerSecond']:.0f}/s asked {a.rate:.0f}/s, p50 {res['latencyMs']['p50']} ms, "
+          f"p99 {res['latencyMs']['p99']} ms, p99.9 {res['latencyMs']['p99.9']} ms, statuses {statuses}")
+    sys.exit(0 if errors == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
