@@ -434,6 +434,33 @@ class OutboxRelayTest {
   }
 
   /**
+   * Issue 13: with every sink type going to the log, the claim (refund requests, broker timeout messages,
+   * retries) runs at most every {@code IDLE_CLAIM_MS} while the log statement keeps up, not every cycle. Ten
+   * orders paid 40 ms apart (longer than the 20 ms linger) are ten cycles or so, each delivering its order's
+   * events; with the claim held to one per second here, the burst runs at most two claims. Without the hold
+   * the relay claims once a cycle and this fails. A refund request still leaves: RefundTest.
+   */
+  @Test
+  void aLogOnlyRelayClaimsAtMostOncePerIdleClaimPeriod() throws InterruptedException {
+    OutboxConfig config = new OutboxConfig(true, 60_000, 100, 5, 20, 1_000, 60_000, 5_000, Map.of(), 72, 60_000, 2,
+        Map.of());
+    OutboxRelay relay = new OutboxRelay(app.verticle.pool(), config, Map.of(), app.verticle.outboxMetrics(),
+        app.verticle.outboxSignal(), "idle-claim").idleClaimMs(1_000);
+    relays.add(app.vertx.deployVerticle(relay).await());
+    eventually("the first cycle claimed", () -> relay.claimStatements() == 1);
+    for (int i = 0; i < 10; i++) {
+      app.createOrder(order("O" + i, "u1", null, "A", 1, 500));
+      assertEquals("APPLIED", app.callback(payment("T" + i, "O" + i, 500)).getString("outcome"));
+      Thread.sleep(40);
+    }
+    eventually("every event is delivered", () -> undelivered() == 0);
+    long statements = app.count("SELECT count(DISTINCT delivered_at) FROM outbox_events");
+    System.out.printf("10 paid orders: %d log statements, %d claims%n", statements, relay.claimStatements());
+    assertTrue(statements >= 4, "the orders left in " + statements + " log statements: not a burst of cycles");
+    assertTrue(relay.claimStatements() <= 3, relay.claimStatements() + " claims for " + statements + " cycles");
+  }
+
+  /**
    * The log sink delivers in one statement; it still waits behind an earlier event of the same order that
    * goes to a webhook (and fails there first), and every log event is marked delivered once.
    */
