@@ -385,7 +385,6 @@ class Bench:
         res["cpu"] = meter.seconds()
         res["applied"] = res.get("outcomes", {}).get("APPLIED", 0)
         res["ok"] = p.returncode == 0 and res["applied"] == n
-        res["tool"] = "openloop.py"
         log(f"openloop {name}: {res['throughputPerSecond']:.0f}/s (asked {rate:.0f}/s), p50 {res['latencyMs']['p50']} ms, "
             f"p99 {res['latencyMs']['p99']} ms, p99.9 {res['latencyMs']['p99.9']} ms, applied {res['applied']}/{n}"
             + ("" if res["ok"] else f" NOT ALL OK: statuses {res.get('statuses')} {stderr[-300:]}"))
@@ -495,7 +494,7 @@ class Bench:
             elif rate:
                 r = self.openloop(db, f"r{sink}{mode}", n, rate)
             else:
-                r = self.replay(db, f"r{sink}{mode}", n, connections=256, rate=rate)
+                r = self.replay(db, f"r{sink}{mode}", n, connections=256)
             at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending"))
             drained = self.wait_drained(db, 60)
         lag = self.psql(db, f"""SELECT count(*), count(delivered_at),

@@ -8,7 +8,7 @@ as the replay tool does). One thread, non-blocking sockets, epoll.
 
 Usage: python3 bench/openloop.py --url http://127.0.0.1:PORT --path /api/callbacks/sandbox --file F
        --rate R --connections C [--report OUT.json]
-F: one request a line, "<signature header value>\\t<body>" (what bench.py's wrk() writes). Prints one line;
+F: one request a line, "<signature header value>\\t<body>" (what bench.py's signed_callbacks() writes). Prints one line;
 the report holds requests, answered, seconds, throughputPerSecond, latencyMs {p50, p99, p99.9, max},
 statuses, outcomes, errors.
 """
@@ -20,6 +20,8 @@ import socket
 import sys
 import time
 import urllib.parse
+
+from bench import pct  # this file's folder is on the path when it runs as a script
 
 SIGNATURE_HEADER = "X-Ordergate-Signature"
 
@@ -37,12 +39,6 @@ class Conn:
 
     def __init__(self, sock):
         self.sock, self.buf, self.due, self.need = sock, b"", 0, -1
-
-
-def pct(sorted_values, p):
-    if not sorted_values:
-        return 0.0
-    return sorted_values[min(len(sorted_values) - 1, int(len(sorted_values) * p / 100))]
 
 
 def main():
@@ -76,6 +72,19 @@ def main():
     interval = 1e9 / a.rate
     lat, statuses, outcomes = [], {}, {}
     errors = answered = sent = 0
+
+    def replace(c, why):
+        """A connection that broke (closed by the service, reset, a failed send) gives way to a new one; the
+        request on it, if any, failed. Answers the failures counted (0 or 1)."""
+        sel.unregister(c.sock)
+        c.sock.close()
+        if c in idle:
+            idle.remove(c)
+        idle.append(connect())
+        if c.due:
+            statuses[why] = statuses.get(why, 0) + 1
+            return 1
+        return 0
     waiting = []            # due times of requests with no idle connection yet (FIFO from wi)
     wi = scheduled = 0
     deadline_ns = a.timeout * 1e9
@@ -92,12 +101,11 @@ def main():
             c = idle.popleft()
             c.due, c.buf, c.need = waiting[wi], b"", -1
             wi += 1
-            try:
-                c.sock.send(requests[sent])
-            except OSError:
-                errors += 1
-                statuses["error"] = statuses.get("error", 0) + 1
             sent += 1
+            try:
+                c.sock.send(requests[sent - 1])
+            except OSError:
+                errors += replace(c, "error")
         if wi > 4096:
             del waiting[:wi]
             wi = 0
@@ -108,16 +116,10 @@ def main():
                 chunk = c.sock.recv(65536)
             except BlockingIOError:
                 continue
+            except OSError:
+                chunk = b""
             if not chunk:
-                # Closed by the service: an idle connection is replaced; one with a request on it fails it.
-                sel.unregister(c.sock)
-                c.sock.close()
-                if c.due:
-                    errors += 1
-                    statuses["closed"] = statuses.get("closed", 0) + 1
-                else:
-                    idle.remove(c)
-                idle.append(connect())
+                errors += replace(c, "closed")
                 continue
             c.buf += chunk
             if c.need < 0:
@@ -150,8 +152,8 @@ def main():
             c.buf, c.need, c.due = b"", -1, 0
             idle.append(c)
         if clock() - start > (n * interval) + deadline_ns:
-            errors += n - answered - errors
-            statuses["timeout"] = n - answered
+            statuses["timeout"] = n - answered - errors
+            errors = n - answered
             break
     seconds = (last_done - start) / 1e9
     lat.sort()
