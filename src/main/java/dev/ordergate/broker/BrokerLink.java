@@ -58,9 +58,14 @@ final class BrokerLink {
     return context;
   }
 
-  /** The client while the link is ready (connected, topology declared), else null. */
+  /**
+   * The client while the link is ready (connected, topology declared, the connection and channel still
+   * open), else null. A connection found gone before this link's check (every {@code reconnectMs}) noticed
+   * it gives no client either: a publish on it would only throw, its outcome counted unknown and retried
+   * after a back-off (BrokerTierTest).
+   */
   RabbitMQClient client() {
-    return ready ? client : null;
+    return ready() ? client : null;
   }
 
   boolean ready() {
@@ -94,7 +99,14 @@ final class BrokerLink {
     if (c == null) {
       return Future.succeededFuture();
     }
-    return beforeStop.apply(c).timeout(STOP_STEP_MS, TimeUnit.MILLISECONDS).recover(err -> Future.succeededFuture())
+    Future<Void> before;
+    try {
+      // Nothing to cancel on a connection already gone (the client throws instead of failing the future).
+      before = healthy(c) ? beforeStop.apply(c) : Future.succeededFuture();
+    } catch (RuntimeException e) {
+      before = Future.failedFuture(e);
+    }
+    return before.timeout(STOP_STEP_MS, TimeUnit.MILLISECONDS).recover(err -> Future.succeededFuture())
         .compose(v -> c.stop().timeout(STOP_STEP_MS, TimeUnit.MILLISECONDS).recover(err -> {
           log.warn("broker link {}: close did not complete ({})", name, err.toString());
           return Future.succeededFuture();

@@ -61,6 +61,11 @@ public final class BrokerTier {
     return publishLink.ready() && consumeLink.ready();
   }
 
+  /** The publishing link connected with the topology declared (tests). */
+  boolean publishReady() {
+    return publishLink.ready();
+  }
+
   /** Connections made by the consuming link so far (1 + reconnects). */
   public long consumerConnects() {
     return consumeLink.connects();

@@ -67,6 +67,7 @@ final class TimeoutPublisher {
     String label = exchange.isEmpty() ? routingKey : exchange;
     Context linkContext = link.context();
     if (linkContext == null || link.client() == null) {
+      link.suspect();
       metrics.published(label, "not_connected");
       return Future.failedFuture(new IllegalStateException("broker not connected"));
     }

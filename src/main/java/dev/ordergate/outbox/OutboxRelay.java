@@ -132,14 +132,19 @@ public final class OutboxRelay extends VerticleBase {
    */
   private long floor;
   /**
-   * Where the walks start between two floors: past the fresh heads the last walks took (never past the xmin
-   * of their snapshot, so an event committed late is not passed over). A floor stays at the oldest event in
-   * flight, and walks from it would pass every event delivered since: under load with slow webhook answers,
-   * thousands of rows per cycle. What a walk from the frontier passes over for good (an event queued behind
-   * an event in flight, beyond a claim's chain) is found by the next walk from the floor, at most
-   * {@link #FLOOR_REFRESH_MS} later.
+   * Where each walk starts between two floors: past the fresh heads its own last statements took (never
+   * past the xmin of their snapshot, so an event committed late is not passed over). A floor stays at the
+   * oldest event in flight, and walks from it would pass every event delivered since: under load with slow
+   * webhook answers, thousands of rows per cycle. What a walk from its frontier passes over for good (an
+   * event queued behind an event in flight, beyond a claim's chain) is found by its next walk from the
+   * floor, at most {@link #FLOOR_REFRESH_MS} later. One frontier each: the log statement passes over every
+   * head of a type it does not take (and the claim, while the log statement keeps up, over the log sink's
+   * heads), so one walk's frontier says nothing of what the other has looked at. Shared, the log statement
+   * moved it past the webhook events in every cycle, the floor's cycle included (it runs first), and a
+   * webhook event waited as long as log traffic kept coming (OutboxRelayTest).
    */
-  private long frontier;
+  private long claimFrontier;
+  private long logFrontier;
   private long floorTakenAt;
   static final long FLOOR_REFRESH_MS = 500;
   /** How many fresh pending events one {@link OutboxSql#FLOOR} looks at. */
@@ -193,7 +198,8 @@ public final class OutboxRelay extends VerticleBase {
     // No cycle before the floor is known: a walk from xid 0 would pass every event in the table once.
     return pool.query(OutboxSql.LOAD_FLOOR).execute().map(rows -> {
       floor = rows.iterator().next().getLong("lo");
-      frontier = floor;
+      claimFrontier = floor;
+      logFrontier = floor;
       signal.listen(listener);
       context.runOnContext(v -> run());
       return null;
@@ -340,7 +346,8 @@ public final class OutboxRelay extends VerticleBase {
     return planned(OutboxSql.FLOOR, Params.of(floor, FLOOR_SCAN)).map(rows -> {
       Row row = rows.iterator().next();
       floor = Math.max(floor, row.getLong("lo"));
-      frontier = floor;
+      claimFrontier = floor;
+      logFrontier = floor;
       long moved = row.getLong("moved");
       if (moved > 0) {
         log.debug("outbox relay {}: {} fresh event(s) wait behind a retry of their order (lane RETRY)", instanceId,
@@ -377,14 +384,14 @@ public final class OutboxRelay extends VerticleBase {
   /** What one log-sink statement delivered: whether its batch was full, and each event's type (counted after commit). */
   private record LogBatch(boolean full, List<OutboxEventType> types) {}
 
-  /** One log-sink statement, its fresh walk from the relay's frontier. */
+  /** One log-sink statement, its fresh walk from the log statement's frontier. */
   private Future<LogBatch> deliverToLogLane() {
     int orders = config.batchSize() * LOG_BATCH_FACTOR;
     boolean lines = SINK_LOG.isDebugEnabled();
     // The lines are written before the transaction commits: a crash in between logs them again.
     return planned(lines ? OutboxSql.DELIVER_TO_LOG : OutboxSql.DELIVER_TO_LOG_QUIET,
-        Params.of(orders, MAX_CHAIN, logTypes, instanceId, frontier), rows -> {
-          advanceFrontier(rows);
+        Params.of(orders, MAX_CHAIN, logTypes, instanceId, logFrontier), rows -> {
+          logFrontier = advanced(logFrontier, rows);
           Set<String> orderNos = new HashSet<>();
           List<OutboxEventType> types = new ArrayList<>(rows.size());
           for (Row row : rows) {
@@ -424,11 +431,11 @@ public final class OutboxRelay extends VerticleBase {
           // Taken before the claim's now(): the lease ends no sooner than claimedAt + leaseMs.
           claimedAt[0] = System.nanoTime();
           return planned(OutboxSql.CLAIM,
-              Params.of(orders, config.leaseMs(), instanceId, token, config.maxAttempts(), MAX_CHAIN, frontier,
+              Params.of(orders, config.leaseMs(), instanceId, token, config.maxAttempts(), MAX_CHAIN, claimFrontier,
                   logBehind, logTypes));
         })
         .map(rows -> {
-          advanceFrontier(rows);
+          claimFrontier = advanced(claimFrontier, rows);
           Map<String, List<OutboxEvent>> chains = new LinkedHashMap<>();
           List<OutboxEvent> all = new ArrayList<>();
           rows.forEach(row -> {
@@ -449,12 +456,12 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   /**
-   * Moves the frontier past the fresh heads a walk took ({@link OutboxSql#CLAIM}, {@link OutboxSql#DELIVER_TO_LOG}
+   * A walk's frontier past the fresh heads its statement took ({@link OutboxSql#CLAIM}, {@link OutboxSql#DELIVER_TO_LOG}
    * answer each row's xid and the statement's xmin): the fresh walk goes in xid order, so what lies before
-   * the last head was looked at. Never past the xmin: a transaction still running then may commit events
-   * with a lower xid.
+   * the last head was looked at, by that walk. Never past the xmin: a transaction still running then may
+   * commit events with a lower xid.
    */
-  private void advanceFrontier(io.vertx.sqlclient.RowSet<Row> rows) {
+  private static long advanced(long frontier, io.vertx.sqlclient.RowSet<Row> rows) {
     long last = -1;
     long xmin = Long.MAX_VALUE;
     for (Row row : rows) {
@@ -463,9 +470,7 @@ public final class OutboxRelay extends VerticleBase {
         last = Math.max(last, row.getLong("tx"));
       }
     }
-    if (last >= 0) {
-      frontier = Math.max(frontier, Math.min(last, xmin));
-    }
+    return last >= 0 ? Math.max(frontier, Math.min(last, xmin)) : frontier;
   }
 
   /** What is left of the lease, less a safety margin: a delivery must end inside it. */

@@ -1,6 +1,7 @@
 package dev.ordergate.broker;
 
 import dev.ordergate.db.DbUrl;
+import dev.ordergate.outbox.OutboxEvent;
 import dev.ordergate.support.RabbitVhost;
 import dev.ordergate.support.TestApp;
 import dev.ordergate.support.TestDatabase;
@@ -213,6 +214,49 @@ class BrokerTierTest {
       assertEquals(during.size(), apps.stream().mapToDouble(a -> a.metric("ordergate.fallback.cancellations")).sum());
     } finally {
       vhost.allowAccess();
+      closeAll(apps);
+    }
+  }
+
+  /**
+   * A publish on a connection already gone is refused at once ({@code not_connected}), not tried on the dead
+   * client, even before the link's own check (every {@code reconnectMs}) has noticed; the refusal asks the
+   * link to reconnect now. Tried on the dead client, the publish throws, counts "unknown" and waits out a
+   * retry back-off, by which time an order with a short expiry is left to the fallback: the outage test
+   * above failed in CI once with no "not_connected" counted, which this window explains. The check is a
+   * minute away here and the broker is back when the publish comes: the link is ready long before the
+   * minute. With the link handing out its client until its check ran, this fails ("unknown", not refused).
+   * Stopping with the consuming link still on its dead connection must not throw either (it did).
+   */
+  @Test
+  void aPublishOnAConnectionFoundGoneIsRefusedAtOnceAndTheLinkReconnects() {
+    String prefix = "t" + PREFIXES.incrementAndGet();
+    JsonObject config = config(prefix, new JsonObject().put("enabled", false));
+    config.getJsonObject("triggers").getJsonObject("broker").put("reconnectMs", 60_000);
+    List<TestApp> apps = start(1, config);
+    TestApp app = apps.get(0);
+    BrokerTier broker = app.verticle.broker();
+    try {
+      assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), broker::ready));
+      vhost.denyAccess();
+      try {
+        vhost.closeAllConnections();
+        assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> !broker.ready()));
+      } finally {
+        vhost.allowAccess();
+      }
+      // The broker is back; the link's check, a minute away, has not seen the connection go.
+      long expiresAtMs = System.currentTimeMillis() + 60_000;
+      OutboxEvent event = new OutboxEvent(java.util.UUID.randomUUID(), 1, dev.ordergate.outbox.OutboxEventType.ORDER_TIMEOUT,
+          "GONE-1#timeout", new JsonObject().put("orderNo", "GONE-1").put("expiresAtMs", expiresAtMs), 0, null);
+      Throwable refused = broker.schedule(event).transform(ar -> io.vertx.core.Future.succeededFuture(ar.cause())).await();
+      assertTrue(refused != null, "the publish failed");
+      assertEquals(1.0, app.metric("ordergate.broker.published", "result", "not_connected"), "refused as not connected");
+      assertEquals(0.0, app.metric("ordergate.broker.published", "result", "unknown"), "not tried on the dead client");
+      assertTrue(SweepFixtures.eventually(Duration.ofSeconds(20), broker::publishReady),
+          "the publishing link reconnected well before the minute's check");
+    } finally {
+      // The consuming link is still on its dead connection (its check is a minute away): stopping must not throw.
       closeAll(apps);
     }
   }

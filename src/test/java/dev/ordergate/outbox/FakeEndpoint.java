@@ -68,18 +68,26 @@ final class FakeEndpoint implements AutoCloseable {
 
   /** Waits (generously: this is not a timing assertion) until {@code condition} holds. */
   static void eventually(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + 30_000_000_000L;
+    if (!within(java.time.Duration.ofSeconds(30), condition)) {
+      throw new AssertionError("timed out waiting until " + what);
+    }
+  }
+
+  /** Whether {@code condition} holds within {@code limit} (polled every 10 ms). */
+  static boolean within(java.time.Duration limit, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + limit.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting until " + what);
+        return false;
       }
       try {
-        Thread.sleep(25);
+        Thread.sleep(10);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new AssertionError(e);
       }
     }
+    return true;
   }
 
   @Override

@@ -461,6 +461,46 @@ class OutboxRelayTest {
   }
 
   /**
+   * The log statement and the claim walk from frontiers of their own: the log statement's walk passes over
+   * every head of a type it does not take, so its frontier must not move the claim's. A webhook event is
+   * committed while log-sink events keep coming (one every 10 ms, each in a transaction of its own, for 3 s);
+   * it reaches its webhook at the next claim. With one frontier for both walks the log statement moves it
+   * past the webhook event in every cycle (the floor's reset every 500 ms included: the log statement runs
+   * first), the webhook event waits until the log traffic stops, and this fails.
+   */
+  @Test
+  void aWebhookEventIsClaimedWhileLogSinkEventsKeepComing() throws InterruptedException {
+    deployRelay("mixed", 10, 60_000, 5_000, Set.of("ORDER_PAID"));
+    java.util.concurrent.atomic.AtomicBoolean streaming = new java.util.concurrent.atomic.AtomicBoolean(true);
+    Thread stream = new Thread(() -> {
+      for (int i = 0; streaming.get(); i++) {
+        app.rows("INSERT INTO outbox_events (type, order_no, payload) VALUES ('NOTIFY_SMS', $1, '{}'::jsonb)", "L" + i);
+        try {
+          Thread.sleep(10);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "log-stream");
+    stream.start();
+    try {
+      Thread.sleep(300);
+      app.rows("INSERT INTO outbox_events (type, order_no, payload) VALUES ('ORDER_PAID', 'W1', '{\"orderNo\": \"W1\"}'::jsonb)");
+      long committed = System.nanoTime();
+      boolean reached = FakeEndpoint.within(java.time.Duration.ofMillis(2_700),
+          () -> !endpoint.at("/sink/ORDER_PAID").isEmpty());
+      long waitedMs = (System.nanoTime() - committed) / 1_000_000;
+      assertTrue(reached, "the webhook event still waits after " + waitedMs + " ms of log traffic");
+      System.out.printf("webhook event delivered %d ms after its commit, during log traffic%n", waitedMs);
+      assertTrue(streaming.get(), "delivered while the log traffic ran");
+    } finally {
+      streaming.set(false);
+      stream.join();
+    }
+    eventually("every event is delivered", () -> undelivered() == 0);
+  }
+
+  /**
    * The log sink delivers in one statement; it still waits behind an earlier event of the same order that
    * goes to a webhook (and fails there first), and every log event is marked delivered once.
    */
