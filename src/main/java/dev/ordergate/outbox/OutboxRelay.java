@@ -145,6 +145,14 @@ public final class OutboxRelay extends VerticleBase {
    */
   private long claimFrontier;
   private long logFrontier;
+  /**
+   * The highest snapshot xmin a walking statement answered. A walk that came back short (fewer heads than its
+   * LIMIT) looked at every fresh event it could see from its frontier; its snapshot was taken after that xmin,
+   * so every transaction below it was visible: its frontier may move up to it. Without this, a claim that
+   * takes nothing (a log-only relay's, between refund requests) walked from the floor every time, past every
+   * event the log statement had delivered since.
+   */
+  private long seenXmin;
   private long floorTakenAt;
   static final long FLOOR_REFRESH_MS = 500;
   /** How many fresh pending events one {@link OutboxSql#FLOOR} looks at. */
@@ -172,6 +180,11 @@ public final class OutboxRelay extends VerticleBase {
   public OutboxRelay route(OutboxEventType type, Function<OutboxEvent, Future<Void>> deliverer) {
     routes.put(type, deliverer);
     return this;
+  }
+
+  /** Where the claim's fresh walk starts (tests). */
+  long claimFrontier() {
+    return claimFrontier;
   }
 
   /** {@link #IDLE_CLAIM_MS} for this relay (tests); call before deploying. */
@@ -391,7 +404,7 @@ public final class OutboxRelay extends VerticleBase {
     // The lines are written before the transaction commits: a crash in between logs them again.
     return planned(lines ? OutboxSql.DELIVER_TO_LOG : OutboxSql.DELIVER_TO_LOG_QUIET,
         Params.of(orders, MAX_CHAIN, logTypes, instanceId, logFrontier), rows -> {
-          logFrontier = advanced(logFrontier, rows);
+          logFrontier = advanced(logFrontier, rows, shortOf(rows, orders));
           Set<String> orderNos = new HashSet<>();
           List<OutboxEventType> types = new ArrayList<>(rows.size());
           for (Row row : rows) {
@@ -435,7 +448,7 @@ public final class OutboxRelay extends VerticleBase {
                   logBehind, logTypes));
         })
         .map(rows -> {
-          claimFrontier = advanced(claimFrontier, rows);
+          claimFrontier = advanced(claimFrontier, rows, shortOf(rows, orders));
           Map<String, List<OutboxEvent>> chains = new LinkedHashMap<>();
           List<OutboxEvent> all = new ArrayList<>();
           rows.forEach(row -> {
@@ -459,9 +472,10 @@ public final class OutboxRelay extends VerticleBase {
    * A walk's frontier past the fresh heads its statement took ({@link OutboxSql#CLAIM}, {@link OutboxSql#DELIVER_TO_LOG}
    * answer each row's xid and the statement's xmin): the fresh walk goes in xid order, so what lies before
    * the last head was looked at, by that walk. Never past the xmin: a transaction still running then may
-   * commit events with a lower xid.
+   * commit events with a lower xid. A walk that came back {@code short} looked at everything it could see:
+   * up to {@link #seenXmin}.
    */
-  private static long advanced(long frontier, io.vertx.sqlclient.RowSet<Row> rows) {
+  private long advanced(long frontier, io.vertx.sqlclient.RowSet<Row> rows, boolean isShort) {
     long last = -1;
     long xmin = Long.MAX_VALUE;
     for (Row row : rows) {
@@ -470,7 +484,24 @@ public final class OutboxRelay extends VerticleBase {
         last = Math.max(last, row.getLong("tx"));
       }
     }
+    if (xmin != Long.MAX_VALUE) {
+      seenXmin = Math.max(seenXmin, xmin);
+    }
+    if (isShort) {
+      return Math.max(frontier, seenXmin);
+    }
     return last >= 0 ? Math.max(frontier, Math.min(last, xmin)) : frontier;
+  }
+
+  /** Whether a walk's rows hold fewer orders than its LIMIT of {@code orders} heads. */
+  private static boolean shortOf(io.vertx.sqlclient.RowSet<Row> rows, int orders) {
+    Set<String> seen = new HashSet<>();
+    for (Row row : rows) {
+      if (seen.add(row.getString("order_no")) && seen.size() >= orders) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** What is left of the lease, less a safety margin: a delivery must end inside it. */

@@ -501,6 +501,37 @@ class OutboxRelayTest {
   }
 
   /**
+   * A claim that comes back short moves its frontier past what it could see, even when it took nothing: here
+   * a webhook event hangs in flight (the floor stays at it) while log-sink events are delivered by the log
+   * statement; the claim, which takes none of them, must not walk from the floor past all of them every
+   * cycle. Without the move on a short walk its frontier stays at the floor and this fails.
+   */
+  @Test
+  void aClaimThatTakesNothingStillMovesItsFrontier() {
+    endpoint.responder = (path, n, body) -> FakeEndpoint.HANG;
+    Map<String, String> sinks = Map.of("ORDER_PAID", endpoint.url("/sink/ORDER_PAID"));
+    OutboxRelay relay = new OutboxRelay(app.verticle.pool(),
+        new OutboxConfig(true, 50, 10, 5, 20, 1_000, 60_000, 30_000, sinks), Map.of(), app.verticle.outboxMetrics(),
+        app.verticle.outboxSignal(), "short-walk");
+    relays.add(app.vertx.deployVerticle(relay).await());
+    app.rows("INSERT INTO outbox_events (type, order_no, payload) VALUES ('ORDER_PAID', 'H1', '{}'::jsonb)");
+    eventually("the webhook event hangs in flight", () -> endpoint.at("/sink/ORDER_PAID").size() == 1);
+    long last = 0;
+    for (int i = 0; i < 20; i++) {
+      last = app.rows("INSERT INTO outbox_events (type, order_no, payload) VALUES ('NOTIFY_SMS', $1, '{}'::jsonb) "
+          + "RETURNING tx", "S" + i).get(0).getLong(0);
+    }
+    eventually("the log events are delivered", () -> app.count(
+        "SELECT count(*) FROM outbox_events WHERE type = 'NOTIFY_SMS' AND status = 'DELIVERED'") == 20);
+    long lastTx = last;
+    long floor = app.count("SELECT lo FROM outbox_floor");
+    eventually("the claim's frontier passed the log events (floor " + floor + ", last " + lastTx + ")",
+        () -> relay.claimFrontier() > lastTx);
+    assertTrue(app.count("SELECT lo FROM outbox_floor") <= app.count(
+        "SELECT tx FROM outbox_events WHERE order_no = 'H1'"), "the floor stayed at the event in flight");
+  }
+
+  /**
    * The log sink delivers in one statement; it still waits behind an earlier event of the same order that
    * goes to a webhook (and fails there first), and every log event is marked delivered once.
    */
