@@ -469,6 +469,12 @@ class Bench:
                                   "pendingEnd": r["relay"]["pendingAtLoadEnd"], "p99": r["latencyMs"]["p99"]} for r in probes]
                 res["runs"] = probes
                 res["sustained"] = max(kept, key=lambda r: r["throughputPerSecond"]) if kept else None
+                if res["sustained"]:
+                    # Target 2 as issue 13 words it: an open loop at half the rate target 1 measured (the relay on
+                    # and keeping up). The open loop at half the relay-off maximum above stays beside it.
+                    rate2 = res["sustained"]["throughputPerSecond"] / 2
+                    res["half"] = self.relay_run(db, sink, "half", rate2, rate2)
+                    res["half"]["runName"] = f"open loop at {rate2:,.0f}/s (half of 1{'b' if sink == 'log' else 'c'})"
                 self.stop_service(svc)
                 self.drop_db(db)
                 out[sink] = res
@@ -767,13 +773,24 @@ class Bench:
                        f"{rl[sink]['wrk']['relay']['lagP99']:.2f} s" if rl[sink].get("wrk") else "")
                     + f"; relay off: {best:,.0f}/s, {ratio:.2f}x{wrk_note}) | >= {TARGETS['callbacks']}x with lag p99 <= {TARGETS['relay_lag_p99_s']:.0f} s | "
                     f"{yes(rs >= TARGETS['callbacks'])} |")
+                # Row 2b/2c: issue 13 asks for half the rate of row 1b/1c (the relay on and keeping up); the open loop at
+                # half the relay-off maximum (a higher rate: what this row measured before) is reported beside it.
+                h = rl[sink].get("half")
                 ol = o["latencyMs"]
-                okl = o["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
-                add(f"| 2{'b' if sink == 'log' else 'c'} | relay on, {sink} sink: open loop at {cb['openRate']:,.0f}/s (half the "
-                    f"relay-off maximum) through bench/openloop.py: callback p50 / p99 / p99.9; relay lag p99; backlog peak | {ol['p50']} / "
-                    f"**{ol['p99']}** / {ol['p99.9']} ms; lag p99 **{o['relay']['lagP99']:.2f} s**; backlog peak "
-                    f"{o['relay']['pendingMax']:,} | p99 <= {TARGETS['p99_half_ms']:.0f} ms, lag p99 <= "
-                    f"{TARGETS['relay_lag_p99_s']:.0f} s | {yes(ol['p99'] <= TARGETS['p99_half_ms'] and okl)} |")
+                at_off = (f"{ol['p50']} / {ol['p99']} / {ol['p99.9']} ms, lag p99 {o['relay']['lagP99']:.2f} s, backlog peak "
+                          f"{o['relay']['pendingMax']:,}")
+                if h:
+                    hl = h["latencyMs"]
+                    met = hl["p99"] <= TARGETS["p99_half_ms"] and h["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
+                    result = (f"at {h['rate']:,.0f}/s: {hl['p50']} / **{hl['p99']}** / {hl['p99.9']} ms; lag p99 "
+                              f"**{h['relay']['lagP99']:.2f} s**; backlog peak {h['relay']['pendingMax']:,} (at "
+                              f"{cb['openRate']:,.0f}/s, half the relay-off maximum: {at_off})")
+                else:
+                    met, result = False, f"no rate kept up in 1{'b' if sink == 'log' else 'c'} (at {cb['openRate']:,.0f}/s: {at_off})"
+                add(f"| 2{'b' if sink == 'log' else 'c'} | relay on, {sink} sink: open loop at half the rate of 1"
+                    f"{'b' if sink == 'log' else 'c'} through bench/openloop.py: callback p50 / p99 / p99.9; relay lag p99; "
+                    f"backlog peak | {result} | p99 <= {TARGETS['p99_half_ms']:.0f} ms, lag p99 <= "
+                    f"{TARGETS['relay_lag_p99_s']:.0f} s | {yes(met)} |")
             st = rl["steady"]
             sz = st["sizesMb"]
             flat = sz[-1] <= max(sz[1], 1) * 1.3
@@ -860,7 +877,8 @@ class Bench:
             add("|---|---|---|---|---|---|---|---|---|")
             for sink in ("log", "webhook"):
                 runs = ([("closed", rl[sink]["closed"])] + ([("closed, wrk", rl[sink]["wrk"])] if rl[sink].get("wrk") else [])
-                        + [(f"probe {i}", p) for i, p in enumerate(rl[sink].get("runs", []))])
+                        + [(f"probe {i}", p) for i, p in enumerate(rl[sink].get("runs", []))]
+                        + ([("half of the sustained rate", rl[sink]["half"])] if rl[sink].get("half") else []))
                 for name, r in runs:
                     x = r["relay"]
                     add(f"| {sink} | {name} | {round(r['rate']) if r.get('rate') else 'closed 256'} | {r['throughputPerSecond']:,.0f} | "

@@ -241,7 +241,8 @@ public final class OrdergateVerticle extends VerticleBase {
     NotificationLog notificationLog = new NotificationLog(pool);
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics, GateHook.NONE, closeBeforeCancel);
     coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
-        config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), registry);
+        config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), config.callbacks().spareSlotMinBatch(),
+        config.callbacks().spareSlotAfterMs(), (delayMs, task) -> vertx.setTimer(delayMs, id -> task.run()), registry);
     CallbackCoalescer queue = coalescer;
     expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics, config.broker().enabled()),

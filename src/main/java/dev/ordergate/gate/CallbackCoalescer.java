@@ -43,6 +43,15 @@ import java.util.function.BooleanSupplier;
  * </ul>
  * Each caller is answered after the commit with its own outcome. The batch runs the same
  * {@link PaymentGate} code as a single callback, so the semantics are the same.
+ *
+ * <p>Spare slots (off with {@code spareMinBatch} 1, the default): while one transaction runs, a second one
+ * starts only when it is worth one, that is when at least {@code spareMinBatch} callbacks wait, or when the
+ * oldest has waited {@code spareAfterMs} (a timer sees to it when nothing else arrives, so a slot stuck on a
+ * row lock delays the others by that much and no more). At a moderate load the callbacks that arrive during
+ * a transaction go together into the next one instead of a transaction of their own each: a transaction
+ * costs PostgreSQL a price of its own, whatever its size, that a batch shares. Under a burst the queue passes
+ * {@code spareMinBatch} at once and every slot runs. Measured (issue 13): 15 % less PostgreSQL CPU per
+ * callback at a moderate load, a p50 0.5 ms higher, no better p99.
  */
 public final class CallbackCoalescer {
 
@@ -62,11 +71,22 @@ public final class CallbackCoalescer {
     }
   }
 
+  /** Runs a task after a delay (the service passes Vert.x's timer). */
+  @FunctionalInterface
+  public interface Scheduler {
+    void after(long delayMs, Runnable task);
+  }
+
   private final PaymentGate gate;
   private final int maxBatch;
   private final int maxInFlight;
   private final int maxQueued;
   private final long queueTimeoutNanos;
+  private final int spareMinBatch;
+  private final long spareAfterNanos;
+  private final Scheduler scheduler;
+  /** A timer will look at the queue again for a spare slot. */
+  private boolean spareCheckArmed;
   private final DistributionSummary batchSizes;
   private final Counter refused;
   private final Counter expired;
@@ -82,13 +102,25 @@ public final class CallbackCoalescer {
     this(gate, maxBatch, maxInFlight, 10_000, 10_000, registry);
   }
 
+  /** Every slot opens as soon as anything waits (spare slots off). */
   public CallbackCoalescer(PaymentGate gate, int maxBatch, int maxInFlight, int maxQueued, long queueTimeoutMs,
                            MeterRegistry registry) {
+    this(gate, maxBatch, maxInFlight, maxQueued, queueTimeoutMs, 1, 0, null, registry);
+  }
+
+  public CallbackCoalescer(PaymentGate gate, int maxBatch, int maxInFlight, int maxQueued, long queueTimeoutMs,
+                           int spareMinBatch, long spareAfterMs, Scheduler scheduler, MeterRegistry registry) {
+    if (spareMinBatch > 1 && scheduler == null) {
+      throw new IllegalArgumentException("spare slots that wait need a scheduler");
+    }
     this.gate = gate;
     this.maxBatch = maxBatch;
     this.maxInFlight = maxInFlight;
     this.maxQueued = maxQueued;
     this.queueTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(queueTimeoutMs);
+    this.spareMinBatch = spareMinBatch;
+    this.spareAfterNanos = TimeUnit.MILLISECONDS.toNanos(spareAfterMs);
+    this.scheduler = scheduler;
     this.batchSizes = DistributionSummary.builder("ordergate.callback.batch.size")
         .description("Callbacks per group-commit transaction")
         .publishPercentiles(0.5, 0.99)
@@ -161,7 +193,8 @@ public final class CallbackCoalescer {
   }
 
   /**
-   * The next batch to start, or null when all slots are busy or nothing may start. Walks the queue
+   * The next batch to start, or null when all slots are busy, a spare slot is not due yet (a check is
+   * then armed), or nothing may start. Walks the queue
    * in arrival order; a callback whose order is busy is passed over, and so is every later one of
    * that order. Call locked.
    */
@@ -170,6 +203,13 @@ public final class CallbackCoalescer {
       return null;
     }
     long now = System.nanoTime();
+    if (inFlight > 0 && queue.size() < spareMinBatch) {
+      long waited = now - queue.getFirst().queuedAt;
+      if (waited < spareAfterNanos) {
+        armSpareCheck(spareAfterNanos - waited);
+        return null;
+      }
+    }
     List<Pending> batch = new ArrayList<>();
     Set<String> batchOrders = new HashSet<>();
     Set<String> passed = new HashSet<>();
@@ -204,6 +244,25 @@ public final class CallbackCoalescer {
     inFlight++;
     busyOrders.addAll(batchOrders);
     return batch;
+  }
+
+  /** Looks at the queue again in {@code nanos}, for a spare slot the oldest callback will be due by then. Call locked. */
+  private void armSpareCheck(long nanos) {
+    if (spareCheckArmed) {
+      return;
+    }
+    spareCheckArmed = true;
+    try {
+      scheduler.after(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)), () -> {
+        synchronized (this) {
+          spareCheckArmed = false;
+        }
+        startMore();
+      });
+    } catch (RuntimeException e) {
+      // No timer (the service is stopping): the waiting callbacks go when the running transaction ends.
+      spareCheckArmed = false;
+    }
   }
 
   private boolean contended(String order, long now) {

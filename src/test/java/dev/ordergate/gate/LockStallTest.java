@@ -35,7 +35,9 @@ class LockStallTest {
   static void start() {
     JsonObject config = TestApp.baseConfig();
     config.put("db", new JsonObject().put("poolSize", 10).put("lockTimeoutMs", LOCK_TIMEOUT_MS))
-        .put("callbacks", new JsonObject().put("maxInFlight", 4).put("readyMaxWaitMs", 300))
+        // Spare slots off: each stuck callback takes a slot of its own, so four of them fill all four (with
+        // spare slots on, the three behind the first would share one, and the fifth would still be served).
+        .put("callbacks", new JsonObject().put("maxInFlight", 4).put("readyMaxWaitMs", 300).put("spareSlotMinBatch", 1))
         .put("outbox", new JsonObject().put("enabled", false));
     app = TestApp.start(config);
   }
@@ -52,7 +54,7 @@ class LockStallTest {
   }
 
   /** Holds FOR UPDATE on these orders (as psql would) until the returned transaction ends. */
-  private static Transaction lock(SqlConnection conn, String... orderNos) {
+  static Transaction lock(SqlConnection conn, String... orderNos) {
     Transaction tx = conn.begin().await();
     conn.preparedQuery("SELECT order_no FROM orders WHERE order_no = ANY($1) FOR UPDATE")
         .execute(io.vertx.sqlclient.Tuple.of(orderNos)).await();
@@ -136,7 +138,7 @@ class LockStallTest {
     assertEquals(200, app.http.get("/health/ready").send().await().statusCode());
   }
 
-  private static void sleep(long ms) {
+  static void sleep(long ms) {
     try {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
