@@ -112,6 +112,7 @@ def main():
     wi = scheduled = 0
     deadline_ns = a.timeout * 1e9
     clock = time.monotonic_ns
+    started_at = time.time()
     start = clock()
     last_done = start
     while answered + errors < n:
@@ -188,7 +189,7 @@ def main():
            "throughputPerSecond": answered / seconds if seconds > 0 else 0,
            "latencyMs": {"p50": round(pct(lat, 50), 2), "p99": round(pct(lat, 99), 2),
                          "p99.9": round(pct(lat, 99.9), 2), "max": round(lat[-1], 2) if lat else 0},
-           "statuses": statuses, "outcomes": outcomes, "errors": errors, "rate": a.rate}
+           "statuses": statuses, "outcomes": outcomes, "errors": errors, "rate": a.rate, "startedAt": started_at}
     if a.report:
         with open(a.report, "w") as f:
             json.dump(res, f)
