@@ -792,6 +792,7 @@ class Bench:
                 # Row 2b/2c: issue 13 asks for half the rate of row 1b/1c (the relay on and keeping up); the open loop at
                 # half the relay-off maximum (a higher rate: what this row measured before) is reported beside it.
                 h = rl[sink].get("half")
+                row = "b" if sink == "log" else "c"
                 ol = o["latencyMs"]
                 at_off = (f"{ol['p50']} / {ol['p99']} / {ol['p99.9']} ms, lag p99 {o['relay']['lagP99']:.2f} s, backlog peak "
                           f"{o['relay']['pendingMax']:,}")
@@ -802,9 +803,8 @@ class Bench:
                               f"**{h['relay']['lagP99']:.2f} s**; backlog peak {h['relay']['pendingMax']:,} (at "
                               f"{cb['openRate']:,.0f}/s, half the relay-off maximum: {at_off})")
                 else:
-                    met, result = False, f"no rate kept up in 1{'b' if sink == 'log' else 'c'} (at {cb['openRate']:,.0f}/s: {at_off})"
-                add(f"| 2{'b' if sink == 'log' else 'c'} | relay on, {sink} sink: open loop at half the rate of 1"
-                    f"{'b' if sink == 'log' else 'c'} through bench/openloop.py: callback p50 / p99 / p99.9; relay lag p99; "
+                    met, result = False, f"no rate kept up in 1{row} (at {cb['openRate']:,.0f}/s: {at_off})"
+                add(f"| 2{row} | relay on, {sink} sink: open loop at half the rate of 1{row} through bench/openloop.py: callback p50 / p99 / p99.9; relay lag p99; "
                     f"backlog peak | {result} | p99 <= {TARGETS['p99_half_ms']:.0f} ms, lag p99 <= "
                     f"{TARGETS['relay_lag_p99_s']:.0f} s | {yes(met)} |")
             st = rl["steady"]

@@ -35,6 +35,19 @@ def build(host, path, line):
     return head + body
 
 
+def response_length(buf):
+    """The whole response's length once its head is in `buf` (head, blank line and Content-Length body), else -1."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return -1
+    length = 0
+    for h in buf[:end].split(b"\r\n")[1:]:
+        k, _, v = h.partition(b":")
+        if k.strip().lower() == b"content-length":
+            length = int(v)
+    return end + 4 + length
+
+
 class Conn:
     __slots__ = ("sock", "buf", "due", "need")
 
@@ -71,18 +84,13 @@ def main():
             # 256 fresh ones at once are a start-up transient (latencies of 25 to 100 ms in the first half second),
             # not the steady state the run measures. A connection that replaces a broken one mid-run goes cold.
             s.sendall(warm)
-            got = b""
-            while True:
+            got, need = b"", -1
+            while need < 0 or len(got) < need:
                 chunk = s.recv(65536)
                 if not chunk:
                     raise SystemExit("openloop: the service closed a connection during its warm-up request")
                 got += chunk
-                end = got.find(b"\r\n\r\n")
-                if end >= 0:
-                    length = next((int(h.split(b":", 1)[1]) for h in got[:end].split(b"\r\n")[1:]
-                                   if h.lower().startswith(b"content-length:")), 0)
-                    if len(got) >= end + 4 + length:
-                        break
+                need = response_length(got)
         s.setblocking(False)
         c = Conn(s)
         sel.register(s, selectors.EVENT_READ, c)
@@ -147,16 +155,9 @@ def main():
                 continue
             c.buf += chunk
             if c.need < 0:
-                end = c.buf.find(b"\r\n\r\n")
-                if end < 0:
+                c.need = response_length(c.buf)
+                if c.need < 0:
                     continue
-                head = c.buf[:end].decode("latin-1")
-                length = 0
-                for h in head.split("\r\n")[1:]:
-                    k, _, v = h.partition(":")
-                    if k.strip().lower() == "content-length":
-                        length = int(v)
-                c.need = end + 4 + length
             if len(c.buf) < c.need:
                 continue
             done = clock()

@@ -242,7 +242,7 @@ public final class OrdergateVerticle extends VerticleBase {
     CancelGate cancelGate = new CancelGate(pool, cancellationEffects, metrics, GateHook.NONE, closeBeforeCancel);
     coalescer = new CallbackCoalescer(paymentGate, config.callbacks().maxBatch(), config.callbacks().maxInFlight(),
         config.callbacks().maxQueued(), config.callbacks().queueTimeoutMs(), config.callbacks().spareSlotMinBatch(),
-        config.callbacks().spareSlotAfterMs(), (delayMs, task) -> vertx.setTimer(delayMs, id -> task.run()), registry);
+        config.callbacks().spareSlotAfterMs(), CallbackCoalescer.Scheduler.of(vertx), registry);
     CallbackCoalescer queue = coalescer;
     expiryTimer = vertx.setPeriodic(Math.max(50, config.callbacks().queueTimeoutMs() / 4), id -> queue.expire());
     sweeper = new Sweeper(vertx, pool, cancellationEffects, new SweepMetrics(metrics, config.broker().enabled()),

@@ -71,10 +71,15 @@ public final class CallbackCoalescer {
     }
   }
 
-  /** Runs a task after a delay (the service passes Vert.x's timer). */
+  /** Runs a task after a delay. */
   @FunctionalInterface
   public interface Scheduler {
     void after(long delayMs, Runnable task);
+
+    /** Vert.x's timer. */
+    static Scheduler of(io.vertx.core.Vertx vertx) {
+      return (delayMs, task) -> vertx.setTimer(delayMs, id -> task.run());
+    }
   }
 
   private final PaymentGate gate;

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import static dev.ordergate.gate.LockStallTest.lock;
 import static dev.ordergate.gate.LockStallTest.sleep;
@@ -46,20 +47,35 @@ class SpareSlotTest extends AppTest {
 
   private CallbackCoalescer coalescer(int spareMinBatch, long spareAfterMs) {
     return new CallbackCoalescer(app.verticle.paymentGate(), 256, 2, 10_000, 10_000, spareMinBatch, spareAfterMs,
-        (delayMs, task) -> app.vertx.setTimer(delayMs, id -> task.run()), registry);
+        CallbackCoalescer.Scheduler.of(app.vertx), registry);
   }
 
   private static PaymentCallback pay(String orderNo) {
     return new PaymentCallback(TestApp.CHANNEL, "T-" + orderNo, orderNo, 100, "SUCCESS");
   }
 
-  @Test
-  void aSecondTransactionWaitsUntilEnoughCallbacksWait() {
-    CallbackCoalescer coalescer = coalescer(8, 60_000);
+  /**
+   * Runs {@code body} while BLOCK's callback holds the coalescer's first slot on a row lock, then releases
+   * the lock and checks that BLOCK's callback applies too.
+   */
+  private static void whileBlockHoldsASlot(CallbackCoalescer coalescer, Consumer<Future<CallbackResult>> body) {
     SqlConnection conn = app.pool.getConnection().await();
     try {
       Transaction tx = lock(conn, "BLOCK");
       Future<CallbackResult> blocked = coalescer.submit(pay("BLOCK"));
+      body.accept(blocked);
+      assertFalse(blocked.isComplete(), "the first transaction is still held");
+      tx.rollback().await();
+      assertEquals(CallbackOutcome.APPLIED, blocked.timeout(5, TimeUnit.SECONDS).await().outcome());
+    } finally {
+      conn.close().await();
+    }
+  }
+
+  @Test
+  void aSecondTransactionWaitsUntilEnoughCallbacksWait() {
+    CallbackCoalescer coalescer = coalescer(8, 60_000);
+    whileBlockHoldsASlot(coalescer, blocked -> {
       List<Future<CallbackResult>> others = new ArrayList<>();
       for (int i = 0; i < 7; i++) {
         others.add(coalescer.submit(pay("O" + i)));
@@ -72,48 +88,26 @@ class SpareSlotTest extends AppTest {
       assertFalse(blocked.isComplete(), "the eighth opened the second slot while the first was still held");
       others.forEach(f -> assertEquals(CallbackOutcome.APPLIED, f.result().outcome()));
       assertEquals(8.0, registry.get("ordergate.callback.batch.size").summary().max(), "the eight went as one batch");
-      tx.rollback().await();
-      assertEquals(CallbackOutcome.APPLIED, blocked.timeout(5, TimeUnit.SECONDS).await().outcome());
-    } finally {
-      conn.close().await();
-    }
+    });
   }
 
   @Test
   void aHeldSlotDelaysTheOthersByTheSpareWaitAndNoMore() {
     CallbackCoalescer coalescer = coalescer(16, 300);
-    SqlConnection conn = app.pool.getConnection().await();
-    try {
-      Transaction tx = lock(conn, "BLOCK");
-      Future<CallbackResult> blocked = coalescer.submit(pay("BLOCK"));
+    whileBlockHoldsASlot(coalescer, blocked -> {
       long t0 = System.nanoTime();
       // Nothing else arrives: the timer alone must open the spare slot.
       CallbackResult one = coalescer.submit(pay("O1")).timeout(2, TimeUnit.SECONDS).await();
       long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
       assertEquals(CallbackOutcome.APPLIED, one.outcome());
       assertTrue(waitedMs >= 300, "answered after " + waitedMs + " ms: the spare slot opened before its wait");
-      assertFalse(blocked.isComplete(), "the first transaction is still held");
-      tx.rollback().await();
-      assertEquals(CallbackOutcome.APPLIED, blocked.timeout(5, TimeUnit.SECONDS).await().outcome());
-    } finally {
-      conn.close().await();
-    }
+    });
   }
 
   @Test
   void withSpareSlotsOffEveryCallbackStartsAtOnce() {
     CallbackCoalescer coalescer = coalescer(1, 60_000);
-    SqlConnection conn = app.pool.getConnection().await();
-    try {
-      Transaction tx = lock(conn, "BLOCK");
-      Future<CallbackResult> blocked = coalescer.submit(pay("BLOCK"));
-      CallbackResult one = coalescer.submit(pay("O1")).timeout(2, TimeUnit.SECONDS).await();
-      assertEquals(CallbackOutcome.APPLIED, one.outcome());
-      assertFalse(blocked.isComplete());
-      tx.rollback().await();
-      blocked.timeout(5, TimeUnit.SECONDS).await();
-    } finally {
-      conn.close().await();
-    }
+    whileBlockHoldsASlot(coalescer, blocked ->
+        assertEquals(CallbackOutcome.APPLIED, coalescer.submit(pay("O1")).timeout(2, TimeUnit.SECONDS).await().outcome()));
   }
 }
