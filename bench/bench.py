@@ -930,10 +930,50 @@ class Bench:
         return "\n".join(head) + table + "\n\n" + details + "\n"
 
 
+class PsqlSession:
+    """One psql process and one database session for a sampler's repeated queries. A psql per sample (a
+    process, a connection, a backend forked and initialised) cost this 2-core machine more than the queries:
+    with the CPU meter's four and the outbox sampler's two a second, psql alone was 10 % of the CPU samples
+    of a relay-on closed loop (perf, issue 13), taken from the service and PostgreSQL the run measures."""
+
+    END = "__ordergate_bench_end__"
+
+    def __init__(self, url):
+        self.proc = subprocess.Popen(["psql", url, "-X", "-Atq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+
+    def query(self, sql):
+        """The query's output lines joined; "" when the query failed (a sampler skips that sample)."""
+        try:
+            self.proc.stdin.write(f"{sql};\n\\echo {self.END}\n")
+            self.proc.stdin.flush()
+            lines = []
+            for line in self.proc.stdout:
+                if line.rstrip("\n") == self.END:
+                    return "\n".join(lines)
+                lines.append(line.rstrip("\n"))
+        except (BrokenPipeError, OSError):
+            pass
+        return ""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
 class OutboxSampler:
-    """Samples the outbox every 0.5 s during a run: pending events and the table's size on disk; its rows
-    are counted once, at the end. (A count(*) of the whole table every 0.5 s cost PostgreSQL 80-90 ms a
-    sample, about 30 µs per callback of the CPU the runs measure: issue 13.)"""
+    """Samples the outbox every 0.5 s during a run, on one session: pending events and the table's size on
+    disk; its rows are counted once, at the end. (A count(*) of the whole table every 0.5 s cost PostgreSQL
+    80-90 ms a sample, about 30 µs per callback of the CPU the runs measure: issue 13.)"""
 
     def __init__(self, bench, db):
         self.bench, self.db = bench, db
@@ -943,15 +983,16 @@ class OutboxSampler:
         self.thread = threading.Thread(target=self.loop, daemon=True)
 
     def loop(self):
-        while not self.stop:
-            row = self.bench.psql(self.db, "SELECT (SELECT count(*) FROM outbox_pending), "
-                                           "pg_total_relation_size('outbox_events')", check=False)
-            parts = row.split("|")
-            if len(parts) == 2 and parts[0].isdigit():
-                self.last_pending = int(parts[0])
-                self.max_pending = max(self.max_pending, self.last_pending)
-                self.sizes.append(int(parts[1]))
-            time.sleep(0.5)
+        with PsqlSession(self.bench.url(self.db)) as session:
+            while not self.stop:
+                row = session.query("SELECT (SELECT count(*) FROM outbox_pending), "
+                                    "pg_total_relation_size('outbox_events')")
+                parts = row.split("|")
+                if len(parts) == 2 and parts[0].isdigit():
+                    self.last_pending = int(parts[0])
+                    self.max_pending = max(self.max_pending, self.last_pending)
+                    self.sizes.append(int(parts[1]))
+                time.sleep(0.5)
 
     def __enter__(self):
         self.thread.start()
@@ -1012,8 +1053,26 @@ class CpuMeter:
         import threading
         self.thread = threading.Thread(target=self.loop, daemon=True)
         self.tick = os.sysconf("SC_CLK_TCK")
+        self.asked = 0.0
 
     def backends(self):
+        """The database's backends, by their process titles ("postgres: [CLUSTER:] USER DB HOST(PORT) STATE") read from
+        /proc: a query of pg_stat_activity per sample was a psql process and a backend of its own, four a second
+        (issue 13). Where the titles say nothing (update_process_title off), pg_stat_activity once a second."""
+        found = set()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    title = f.read().split(b"\0")[0].decode(errors="replace").split()
+            except OSError:
+                continue
+            if title[:1] == ["postgres:"] and self.db in title[2:4]:
+                found.add(int(entry))
+        if found or time.time() - self.asked < 1:
+            return found
+        self.asked = time.time()
         out = self.bench.psql("postgres", f"SELECT pid FROM pg_stat_activity WHERE datname = '{self.db}'", check=False)
         return {int(x) for x in out.split() if x.isdigit()}
 

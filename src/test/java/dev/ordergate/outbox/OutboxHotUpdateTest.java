@@ -2,8 +2,6 @@ package dev.ordergate.outbox;
 
 import dev.ordergate.config.OutboxConfig;
 import dev.ordergate.support.TestApp;
-import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Issue 13 (V13): no index names a column that a delivery changes, so a claim and a mark are HOT updates
  * where the page has room (fillfactor 50): no new index entries, and none left behind for the relay's walks
  * to step over. A class of its own: its database is new, so the table's update counters hold this test's
- * updates only (a backend reports its counters up to ten seconds late).
+ * updates only ({@link TestApp#reportTableStats}: a backend reports its counters late).
  */
 class OutboxHotUpdateTest {
 
@@ -30,20 +28,13 @@ class OutboxHotUpdateTest {
   @BeforeAll
   static void start() {
     endpoint = new FakeEndpoint();
-    JsonObject config = TestApp.baseConfig();
-    config.put("outbox", new JsonObject().put("enabled", false));
-    app = TestApp.start(config);
+    app = TestApp.startWithoutRelay();
   }
 
   @AfterAll
   static void stop() {
     app.close();
     endpoint.close();
-  }
-
-  private long[] updates() {
-    Row r = app.rows("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'outbox_events'").get(0);
-    return new long[] {r.getLong(0), r.getLong(1)};
   }
 
   /**
@@ -67,8 +58,9 @@ class OutboxHotUpdateTest {
     eventually("every event is delivered", () -> app.count(
         "SELECT count(*) FROM outbox_events WHERE status <> 'DELIVERED'") == 0);
     // At least one update per event (log sink) and two per ORDER_PAID (claim and mark).
-    eventually("the relay's update counts reached pg_stat", () -> updates()[0] >= 3L * orders);
-    long[] counted = updates();
+    eventually("the relay's update counts reached pg_stat",
+        () -> app.tableUpdates("outbox_events")[0] >= 3L * orders);
+    long[] counted = app.tableUpdates("outbox_events");
     System.out.printf("deliveries of %d events: %d updates of outbox_events, %d HOT%n", 2 * orders, counted[0],
         counted[1]);
     assertTrue(counted[1] >= 0.75 * counted[0], counted[1] + " of " + counted[0] + " updates were HOT");

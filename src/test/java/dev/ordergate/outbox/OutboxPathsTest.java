@@ -29,9 +29,7 @@ class OutboxPathsTest {
 
   @BeforeAll
   static void start() {
-    JsonObject config = TestApp.baseConfig();
-    config.put("outbox", new JsonObject().put("enabled", false));
-    app = TestApp.start(config);
+    app = TestApp.startWithoutRelay();
   }
 
   @AfterAll

@@ -43,9 +43,7 @@ class OutboxRelayTest {
   @BeforeAll
   static void start() {
     endpoint = new FakeEndpoint();
-    JsonObject config = TestApp.baseConfig();
-    config.put("outbox", new JsonObject().put("enabled", false));
-    app = TestApp.start(config);
+    app = TestApp.startWithoutRelay();
   }
 
   @AfterAll

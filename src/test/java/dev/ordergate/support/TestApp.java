@@ -19,6 +19,7 @@ import io.vertx.pgclient.PgBuilder;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 
 import java.nio.charset.StandardCharsets;
@@ -75,6 +76,13 @@ public final class TestApp implements AutoCloseable {
 
   public static TestApp start() {
     return start(baseConfig());
+  }
+
+  /** A service whose own outbox relay is off: the test runs the relay it needs, or none. */
+  public static TestApp startWithoutRelay() {
+    JsonObject config = baseConfig();
+    config.put("outbox", new JsonObject().put("enabled", false));
+    return start(config);
   }
 
   public static TestApp start(JsonObject config) {
@@ -192,6 +200,38 @@ public final class TestApp implements AutoCloseable {
   }
 
   // ---- database reads for assertions ---------------------------------------------------------
+
+  /**
+   * Makes every connection of the service's pool report its table counters to {@code pg_stat_user_tables}.
+   * PostgreSQL 14 (the embedded server) sends a backend's counters only at the end of a transaction at least
+   * 500 ms after its last report, so a connection left idle after the work never sends them; 15 and later
+   * also report after a second of idleness. So: wait past that interval, then one transaction on each.
+   */
+  public void reportTableStats() {
+    try {
+      Thread.sleep(600);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+    Pool service = verticle.pool();
+    List<Future<SqlConnection>> held = new ArrayList<>();
+    for (int i = 0; i < Math.max(1, service.size()); i++) {
+      held.add(service.getConnection());
+    }
+    Future.all(held).await();
+    for (Future<SqlConnection> c : held) {
+      c.result().query("SELECT 1").execute().await();
+      c.result().close().await();
+    }
+  }
+
+  /** The table's updates and HOT updates in {@code pg_stat_user_tables}, after {@link #reportTableStats}. */
+  public long[] tableUpdates(String table) {
+    reportTableStats();
+    Row r = rows("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = $1", table).get(0);
+    return new long[] {r.getLong(0), r.getLong(1)};
+  }
 
   public List<Row> rows(String sql, Object... params) {
     List<Row> out = new ArrayList<>();
