@@ -43,6 +43,7 @@ SIZES = {
     "service_warmup": (30000, 3000),
     "client_warmup": (5000, 500),     # per replay run: warms the load generator's JVM, not counted  # callbacks sent before the measured runs
     "open_seconds": (20, 3),
+    "latency_repeats": (3, 1),        # open loops per latency row (2, 2b, 2c): the row reports the median p99
     "sweep_orders": (100000, 10000),
     "sweep_repeats": (3, 1),
     "claim_pending": ((10000, 1000000), (10000, 100000)),
@@ -192,6 +193,10 @@ class Bench:
         self.item_triggers()
         self.loads.append(os.getloadavg()[0])
         self.elapsed = time.time() - t0
+        # The raw figures, so that a report can be read again or re-rendered without a 20-minute rerun.
+        os.makedirs(os.path.join(ROOT, "target"), exist_ok=True)
+        with open(os.path.join(ROOT, "target", "bench-results.json"), "w") as f:
+            json.dump(self.results, f, default=str)
         return self.report()
 
     # ---- 1, 2, 6: callbacks --------------------------------------------------------------------
@@ -244,12 +249,16 @@ class Bench:
         log(f"service open loop at {half:.0f}/s, {n} callbacks")
         self.settle(db)
         open_loop = self.replay(db, "open", n, connections=256, rate=half)
-        log(f"service open loop at {half:.0f}/s through bench/openloop.py, {n} callbacks")
-        self.settle(db)
-        open_py = self.openloop(db, "openpy", n, half)
+        log(f"service open loop at {half:.0f}/s through bench/openloop.py, {n} callbacks, {z['latency_repeats']} times")
+        open_runs = []
+        for i in range(z["latency_repeats"]):
+            self.settle(db)
+            open_runs.append(self.openloop(db, f"openpy{i}", n, half))
+        open_py = median_run(open_runs)
         rss_all = svc.memory()
         self.stop_service(svc)
-        self.results["callbacks"] = {"pgbench": pg, "closed": closed, "open": open_py, "openReplay": open_loop,
+        self.results["callbacks"] = {"pgbench": pg, "closed": closed, "open": open_py, "openRuns": open_runs,
+                                     "openReplay": open_loop,
                                      "openRate": half,
                                      "rssClosed": rss_closed, "rssAll": rss_all, "warm": warm, "wrk": wrk_runs,
                                      "formats": formats}
@@ -475,8 +484,11 @@ class Bench:
                     # Target 2 as issue 13 words it: an open loop at half the rate target 1 measured (the relay on
                     # and keeping up). The open loop at half the relay-off maximum above stays beside it.
                     rate2 = res["sustained"]["throughputPerSecond"] / 2
-                    res["half"] = self.relay_run(db, sink, "half", rate2, rate2)
-                    res["half"]["runName"] = f"open loop at {rate2:,.0f}/s (half of 1{'b' if sink == 'log' else 'c'})"
+                    res["halfRuns"] = [self.relay_run(db, sink, f"half{i}", rate2, rate2)
+                                       for i in range(z["latency_repeats"])]
+                    for i, r in enumerate(res["halfRuns"]):
+                        r["runName"] = f"open loop {i + 1} at {rate2:,.0f}/s (half of 1{'b' if sink == 'log' else 'c'})"
+                    res["half"] = median_run(res["halfRuns"])
                 self.stop_service(svc)
                 self.drop_db(db)
                 out[sink] = res
@@ -745,8 +757,9 @@ class Bench:
                        f"{rp['latencyMs']['p99.9']} ms, its JVM at {cpu_of(rp, 'client')} µs of CPU per callback against "
                        f"{cpu_of(cb['open'], 'client')}" if rp else "")
         add(f"| 2 | latency at half the service's max rate, relay off, open loop {cb['openRate']:,.0f}/s through "
-            f"bench/openloop.py: p50 / p99 / p99.9 | "
-            f"{o['p50']} / **{o['p99']}** / {o['p99.9']} ms (achieved {cb['open']['throughputPerSecond']:,.0f}/s{replay_note}) | "
+            f"bench/openloop.py: p50 / p99 / p99.9 ({runs_of(cb.get('openRuns'))}) | "
+            f"{o['p50']} / **{o['p99']}** / {o['p99.9']} ms (achieved {cb['open']['throughputPerSecond']:,.0f}/s"
+            f"{p99s_of(cb.get('openRuns'))}{replay_note}) | "
             f"p99 <= {TARGETS['p99_half_ms']:.0f} ms | {yes(o['p99'] <= TARGETS['p99_half_ms'])} |")
         sw = R["sweep"]
         s_svc, s_sql = statistics.median(sw["service"]), statistics.median(sw["sql"])
@@ -798,13 +811,17 @@ class Bench:
                           f"{o['relay']['pendingMax']:,}")
                 if h:
                     hl = h["latencyMs"]
-                    met = hl["p99"] <= TARGETS["p99_half_ms"] and h["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"]
-                    result = (f"at {h['rate']:,.0f}/s: {hl['p50']} / **{hl['p99']}** / {hl['p99.9']} ms; lag p99 "
-                              f"**{h['relay']['lagP99']:.2f} s**; backlog peak {h['relay']['pendingMax']:,} (at "
+                    hruns = rl[sink].get("halfRuns") or [h]
+                    lag = max(r["relay"]["lagP99"] for r in hruns)
+                    met = hl["p99"] <= TARGETS["p99_half_ms"] and lag <= TARGETS["relay_lag_p99_s"]
+                    result = (f"at {h['rate']:,.0f}/s: {hl['p50']} / **{hl['p99']}** / {hl['p99.9']} ms"
+                              f"{p99s_of(rl[sink].get('halfRuns'))}; lag p99 **{lag:.2f} s** (worst run); backlog peak "
+                              f"{max(r['relay']['pendingMax'] for r in hruns):,} (at "
                               f"{cb['openRate']:,.0f}/s, half the relay-off maximum: {at_off})")
                 else:
                     met, result = False, f"no rate kept up in 1{row} (at {cb['openRate']:,.0f}/s: {at_off})"
-                add(f"| 2{row} | relay on, {sink} sink: open loop at half the rate of 1{row} through bench/openloop.py: callback p50 / p99 / p99.9; relay lag p99; "
+                add(f"| 2{row} | relay on, {sink} sink: open loop at half the rate of 1{row} through bench/openloop.py: callback p50 / p99 / p99.9 "
+                    f"({runs_of(rl[sink].get('halfRuns'))}); relay lag p99; "
                     f"backlog peak | {result} | p99 <= {TARGETS['p99_half_ms']:.0f} ms, lag p99 <= "
                     f"{TARGETS['relay_lag_p99_s']:.0f} s | {yes(met)} |")
             st = rl["steady"]
@@ -844,8 +861,10 @@ class Bench:
             add(f"| service closed loop through wrk (pre-signed), {c} connections | {r['throughputPerSecond']:,.0f} | "
                 f"{r['seconds']} | {r['p50']} | {r['p99']} | | {r['requests']:,} answered, {r['paid']:,} orders paid"
                 f"{'' if r['ok'] else ' (NOT ALL OK: ' + str(r['non2xx']) + ' non-2xx)'} | {cpu(r, r['requests'])} |")
-        for label, key in (("the replay tool", "openReplay"), ("bench/openloop.py", "open")):
-            r = cb.get(key)
+        opens = [("the replay tool", cb.get("openReplay"))] + [
+            (f"bench/openloop.py{f', {i + 1}' if len(cb.get('openRuns') or []) > 1 else ''}", r)
+            for i, r in enumerate(cb.get("openRuns") or [cb.get("open")])]
+        for label, r in opens:
             if r:
                 add(f"| service open loop at {cb['openRate']:,.0f}/s, 256 connections, {label} | {r['throughputPerSecond']:,.0f} | "
                     f"{r['seconds']} | {r['latencyMs']['p50']} | {r['latencyMs']['p99']} | {r['latencyMs']['p99.9']} | "
@@ -894,7 +913,8 @@ class Bench:
             for sink in ("log", "webhook"):
                 runs = ([("closed", rl[sink]["closed"])] + ([("closed, wrk", rl[sink]["wrk"])] if rl[sink].get("wrk") else [])
                         + [(f"probe {i}", p) for i, p in enumerate(rl[sink].get("runs", []))]
-                        + ([("half of the sustained rate", rl[sink]["half"])] if rl[sink].get("half") else []))
+                        + [(f"half of the sustained rate, {i + 1}", r) for i, r in
+                           enumerate(rl[sink].get("halfRuns") or ([rl[sink]["half"]] if rl[sink].get("half") else []))])
                 for name, r in runs:
                     x = r["relay"]
                     add(f"| {sink} | {name} | {round(r['rate']) if r.get('rate') else 'closed 256'} | {r['throughputPerSecond']:,.0f} | "
@@ -1189,6 +1209,21 @@ def parse_override(text):
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
+
+
+def median_run(runs):
+    """The run with the median p99 of an odd number of open loops (the lower middle of an even number): one 20 s
+    open loop's tail on this shared 2-core machine swings by up to 4x, and one slow WAL fsync (a COMMIT waiting
+    0.6 s on IO:WALSync, issue 13) decides a run's p99 alone."""
+    return sorted(runs, key=lambda r: r["latencyMs"]["p99"])[(len(runs) - 1) // 2]
+
+
+def runs_of(runs):
+    return f"the run with the median p99 of {len(runs)}" if runs and len(runs) > 1 else "one run"
+
+
+def p99s_of(runs):
+    return f"; p99 of each run: {' / '.join(str(r['latencyMs']['p99']) for r in runs)} ms" if runs and len(runs) > 1 else ""
 
 
 def jvm_opts_of_scripts_run():
