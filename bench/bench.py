@@ -193,7 +193,7 @@ class Bench:
         self.item_triggers()
         self.loads.append(os.getloadavg()[0])
         self.elapsed = time.time() - t0
-        # The raw figures, so that a report can be read again or re-rendered without a 20-minute rerun.
+        # The raw figures, to read again without a 20-minute rerun (JSON: the runs' integer keys become strings).
         os.makedirs(os.path.join(ROOT, "target"), exist_ok=True)
         with open(os.path.join(ROOT, "target", "bench-results.json"), "w") as f:
             json.dump(self.results, f, default=str)
@@ -757,9 +757,9 @@ class Bench:
                        f"{rp['latencyMs']['p99.9']} ms, its JVM at {cpu_of(rp, 'client')} µs of CPU per callback against "
                        f"{cpu_of(cb['open'], 'client')}" if rp else "")
         add(f"| 2 | latency at half the service's max rate, relay off, open loop {cb['openRate']:,.0f}/s through "
-            f"bench/openloop.py: p50 / p99 / p99.9 ({runs_of(cb.get('openRuns'))}) | "
+            f"bench/openloop.py: p50 / p99 / p99.9 ({runs_of(cb['openRuns'])}) | "
             f"{o['p50']} / **{o['p99']}** / {o['p99.9']} ms (achieved {cb['open']['throughputPerSecond']:,.0f}/s"
-            f"{p99s_of(cb.get('openRuns'))}{replay_note}) | "
+            f"{p99s_of(cb['openRuns'])}{replay_note}) | "
             f"p99 <= {TARGETS['p99_half_ms']:.0f} ms | {yes(o['p99'] <= TARGETS['p99_half_ms'])} |")
         sw = R["sweep"]
         s_svc, s_sql = statistics.median(sw["service"]), statistics.median(sw["sql"])
@@ -811,17 +811,17 @@ class Bench:
                           f"{o['relay']['pendingMax']:,}")
                 if h:
                     hl = h["latencyMs"]
-                    hruns = rl[sink].get("halfRuns") or [h]
+                    hruns = rl[sink]["halfRuns"]
                     lag = max(r["relay"]["lagP99"] for r in hruns)
                     met = hl["p99"] <= TARGETS["p99_half_ms"] and lag <= TARGETS["relay_lag_p99_s"]
                     result = (f"at {h['rate']:,.0f}/s: {hl['p50']} / **{hl['p99']}** / {hl['p99.9']} ms"
-                              f"{p99s_of(rl[sink].get('halfRuns'))}; lag p99 **{lag:.2f} s** (worst run); backlog peak "
+                              f"{p99s_of(hruns)}; lag p99 **{lag:.2f} s** (worst run); backlog peak "
                               f"{max(r['relay']['pendingMax'] for r in hruns):,} (at "
                               f"{cb['openRate']:,.0f}/s, half the relay-off maximum: {at_off})")
                 else:
                     met, result = False, f"no rate kept up in 1{row} (at {cb['openRate']:,.0f}/s: {at_off})"
                 add(f"| 2{row} | relay on, {sink} sink: open loop at half the rate of 1{row} through bench/openloop.py: callback p50 / p99 / p99.9 "
-                    f"({runs_of(rl[sink].get('halfRuns'))}); relay lag p99; "
+                    f"({runs_of(rl[sink]['halfRuns']) if h else 'one run'}); relay lag p99; "
                     f"backlog peak | {result} | p99 <= {TARGETS['p99_half_ms']:.0f} ms, lag p99 <= "
                     f"{TARGETS['relay_lag_p99_s']:.0f} s | {yes(met)} |")
             st = rl["steady"]
@@ -862,8 +862,8 @@ class Bench:
                 f"{r['seconds']} | {r['p50']} | {r['p99']} | | {r['requests']:,} answered, {r['paid']:,} orders paid"
                 f"{'' if r['ok'] else ' (NOT ALL OK: ' + str(r['non2xx']) + ' non-2xx)'} | {cpu(r, r['requests'])} |")
         opens = [("the replay tool", cb.get("openReplay"))] + [
-            (f"bench/openloop.py{f', {i + 1}' if len(cb.get('openRuns') or []) > 1 else ''}", r)
-            for i, r in enumerate(cb.get("openRuns") or [cb.get("open")])]
+            (f"bench/openloop.py{f', {i + 1}' if len(cb['openRuns']) > 1 else ''}", r)
+            for i, r in enumerate(cb["openRuns"])]
         for label, r in opens:
             if r:
                 add(f"| service open loop at {cb['openRate']:,.0f}/s, 256 connections, {label} | {r['throughputPerSecond']:,.0f} | "
@@ -913,8 +913,7 @@ class Bench:
             for sink in ("log", "webhook"):
                 runs = ([("closed", rl[sink]["closed"])] + ([("closed, wrk", rl[sink]["wrk"])] if rl[sink].get("wrk") else [])
                         + [(f"probe {i}", p) for i, p in enumerate(rl[sink].get("runs", []))]
-                        + [(f"half of the sustained rate, {i + 1}", r) for i, r in
-                           enumerate(rl[sink].get("halfRuns") or ([rl[sink]["half"]] if rl[sink].get("half") else []))])
+                        + [(f"half of the sustained rate, {i + 1}", r) for i, r in enumerate(rl[sink].get("halfRuns", []))])
                 for name, r in runs:
                     x = r["relay"]
                     add(f"| {sink} | {name} | {round(r['rate']) if r.get('rate') else 'closed 256'} | {r['throughputPerSecond']:,.0f} | "
@@ -1219,11 +1218,11 @@ def median_run(runs):
 
 
 def runs_of(runs):
-    return f"the run with the median p99 of {len(runs)}" if runs and len(runs) > 1 else "one run"
+    return f"the run with the median p99 of {len(runs)}" if len(runs) > 1 else "one run"
 
 
 def p99s_of(runs):
-    return f"; p99 of each run: {' / '.join(str(r['latencyMs']['p99']) for r in runs)} ms" if runs and len(runs) > 1 else ""
+    return f"; p99 of each run: {' / '.join(str(r['latencyMs']['p99']) for r in runs)} ms" if len(runs) > 1 else ""
 
 
 def jvm_opts_of_scripts_run():

@@ -3,9 +3,8 @@ package dev.ordergate.gate;
 import dev.ordergate.domain.CallbackOutcome;
 import dev.ordergate.domain.CallbackResult;
 import dev.ordergate.domain.PaymentCallback;
+import dev.ordergate.support.AppTest;
 import dev.ordergate.support.TestApp;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -21,22 +20,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Issue 13 (V15): a callback inserts its receipt (the claim of its transaction id) and updates it with the
  * outcome in the same transaction. Under load the group commit's batches are large, so the inserts filled
  * each page before its rows were updated and most updates moved to another page, with new entries in all
- * three indexes. Half of each page is kept free for that update. A class of its own: its database is new, so
- * the table's counters hold this test's updates only.
+ * three indexes. Half of each page is kept free for that update. {@link AppTest} gives the class a new
+ * database, so the table's counters hold this test's updates only.
  */
-class ReceiptHotUpdateTest {
-
-  private static TestApp app;
-
-  @BeforeAll
-  static void start() {
-    app = TestApp.startWithoutRelay();
-  }
-
-  @AfterAll
-  static void stop() {
-    app.close();
-  }
+class ReceiptHotUpdateTest extends AppTest {
 
   /**
    * Two batches of 400 callbacks through the gate, the size the coalescer takes under a closed loop: every
