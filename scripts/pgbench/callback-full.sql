@@ -1,7 +1,7 @@
--- One payment callback with exactly the statements the service's transaction runs for a batch
--- of one: Sql.NOTE_AND_CLAIM (the delivery recorded, the receipt claimed), then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
--- drive the coupon, the transition, the ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's
--- answer). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
+-- One payment callback with exactly the statement the service's transaction runs for a batch
+-- of one: Sql.CLAIM_AND_PAY (the delivery recorded, the receipt claimed with its answer, and for the
+-- claimed key the conditional UPDATE whose RETURNING rows drive the coupon, the transition, and the
+-- ORDER_PAID and NOTIFY_SMS outbox rows). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
 -- and the service's statements differ. Same orders and sequence as callback.sql (setup.sql).
 -- pgbench -n -M prepared -c 16 -j 2 -T 20 -f callback-full.sql
 SELECT nextval('bench_seq') AS n \gset
@@ -12,15 +12,22 @@ WITH noted AS (
     SELECT * FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[], ARRAY[NULL]::text[],
                          ARRAY[NULL]::text[], ARRAY[1]::int[])
     ON CONFLICT (channel, txn_id, gateway_status, order_no, amount_cents)
-    DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now())
-INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency)
-SELECT * FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[], ARRAY['CNY']::text[])
-ON CONFLICT (channel, txn_id) DO NOTHING
-RETURNING channel, txn_id;
-WITH paid AS (
+    DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now()),
+claimed AS (
+    INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency,
+                                  outcome, order_status)
+    SELECT x.*, 'APPLIED', 'PAID'
+    FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[], ARRAY['CNY']::text[]) AS x
+    ON CONFLICT (channel, txn_id) DO NOTHING
+    RETURNING channel, txn_id, order_no, amount_cents, currency),
+x AS (
+    SELECT c.order_no, c.channel, c.txn_id, c.amount_cents AS amount, c.currency
+    FROM claimed c JOIN unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[]) AS f(channel, txn_id)
+      ON c.channel = f.channel AND c.txn_id = f.txn_id),
+paid AS (
     UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
                         closed_by = 'PAYMENT_CALLBACK'
-    FROM unnest(ARRAY['PGB-' || :n]::text[], ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['CNY']::text[]) AS x(order_no, channel, txn_id, amount, currency)
+    FROM x
     WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
       AND (x.currency IS NULL OR o.currency = x.currency)
     RETURNING o.order_no, o.user_id, o.amount_cents, o.paid_at, o.paid_channel, o.paid_txn_id),
@@ -45,9 +52,7 @@ events AS (
             'template', 'order_paid'::text, 'userId', p.user_id, 'orderNo', p.order_no,
             'params', jsonb_build_object('amountCents', p.amount_cents)))
     ) AS e(ord, type, payload)
-    ORDER BY p.order_no, e.ord),
-receipts AS (
-    UPDATE payment_receipts r SET outcome = 'APPLIED', order_status = 'PAID'
-    FROM paid WHERE r.channel = paid.paid_channel AND r.txn_id = paid.paid_txn_id)
-SELECT order_no FROM paid;
+    ORDER BY p.order_no, e.ord)
+SELECT c.channel, c.txn_id, p.order_no IS NOT NULL AS paid
+FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id;
 END;

@@ -125,42 +125,84 @@ public final class Sql {
   // ---- the gate: payment --------------------------------------------------------------------
 
   /**
-   * Records every verified delivery ({@code $6..$13}: one row per distinct content, with its delivery
-   * count, sorted by key) and claims the idempotency key of the SUCCESS ones ({@code $1..$5}, {@code $14} the
-   * currency): receipt
-   * rows that come back are new; the others were received before. A non-final status never claims.
+   * A batch's first statement: records every verified delivery ({@code $6..$13}: one row per distinct
+   * content, with its delivery count, sorted by key), claims the idempotency key of the SUCCESS ones
+   * ({@code $1..$5}, {@code $14} the currency; in key order) and, for the claimed keys among
+   * {@code $16, $17} (channel, txn id: the first SUCCESS of each order), goes through the gate with its
+   * side effects as {@link #PAY_ORDERS} does ({@code $15} the SMS template). One round trip for a batch
+   * of first payments.
+   *
+   * <p>Rows that come back are the claimed keys, new receipts, with {@code paid} true for those the gate
+   * let through; the other keys were received before. A non-final status never claims. A receipt is
+   * written with the answer APPLIED / PAID, so the common path writes it once: the transaction corrects
+   * it for a claimed callback that does not win ({@link #RECORD_OUTCOMES}) before it commits, and no
+   * other transaction can read it before then. The gate reads {@code claimed}'s RETURNING rows, so no
+   * order is paid for a key this statement did not claim.
    */
-  public static final String NOTE_AND_CLAIM = """
+  public static final String CLAIM_AND_PAY = claimAndPay("PAYMENT_CALLBACK");
+
+  /** {@link #CLAIM_AND_PAY} for a payment found by querying the gateway (close before cancel, issue 10). */
+  public static final String CLAIM_AND_PAY_BY_QUERY = claimAndPay("PAYMENT_QUERY");
+
+  private static String claimAndPay(String source) {
+    return """
       WITH noted AS (
           INSERT INTO payment_notifications AS n
               (channel, txn_id, order_no, amount_cents, gateway_status, notification_id, payload, deliveries)
           SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[],
                                $12::text[], $13::int[])
           ON CONFLICT (channel, txn_id, gateway_status, order_no, amount_cents)
-          DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now())
-      INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency)
-      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $14::text[])
-      ON CONFLICT (channel, txn_id) DO NOTHING
-      RETURNING channel, txn_id""";
+          DO UPDATE SET deliveries = n.deliveries + EXCLUDED.deliveries, last_at = now()),
+      claimed AS (
+          INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency,
+                                        outcome, order_status)
+          SELECT x.*, 'APPLIED', 'PAID'
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $14::text[]) AS x
+          ON CONFLICT (channel, txn_id) DO NOTHING
+          RETURNING channel, txn_id, order_no, amount_cents, currency),
+      x AS (
+          SELECT c.order_no, c.channel, c.txn_id, c.amount_cents AS amount, c.currency
+          FROM claimed c JOIN unnest($16::text[], $17::text[]) AS f(channel, txn_id)
+            ON c.channel = f.channel AND c.txn_id = f.txn_id),
+      """ + gateCtes(source, "$15") + """
+      SELECT c.channel, c.txn_id, p.order_no IS NOT NULL AS paid
+      FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id""";
+  }
 
   /**
    * The one exit to PAID, per row conditional on the status and the amount, and in the same
    * statement the winners' side effects, driven only by the rows the UPDATE returned: the coupon
    * becomes USED, the transition is logged, ORDER_PAID and NOTIFY_SMS ({@code $5} the template)
-   * go to the outbox, the receipt records APPLIED. One round trip per batch.
+   * go to the outbox. For the callbacks {@link #CLAIM_AND_PAY} claimed but could not put through the
+   * gate in its own statement (a second payment of one order in one batch; an order created after
+   * that statement's snapshot). Their receipts already say APPLIED.
    */
   public static final String PAY_ORDERS = payOrders("PAYMENT_CALLBACK");
 
   /** The same gate for a payment found by querying the gateway (close before cancel, issue 10). */
   public static final String PAY_ORDERS_BY_QUERY = payOrders("PAYMENT_QUERY");
 
-  /** {@code source} is written as a literal (closed_by and the transition's source). */
   private static String payOrders(String source) {
     return """
-      WITH paid AS (
+      WITH x AS (
+          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::text[])
+            AS x(order_no, channel, txn_id, amount, currency)),
+      """ + gateCtes(source, "$5") + """
+      SELECT order_no FROM paid""";
+  }
+
+  /**
+   * The gate's UPDATE over the candidates, a CTE {@code x} (order_no, channel, txn_id, amount, currency),
+   * and its winners' side effects: the CTEs from {@code paid} to {@code events}, the last one. {@code
+   * source} is written as a literal (closed_by and the transition's source); {@code template} is the SMS
+   * template's parameter.
+   */
+  private static String gateCtes(String source, String template) {
+    return """
+      paid AS (
           UPDATE orders o SET status = 'PAID', paid_at = now(), paid_channel = x.channel, paid_txn_id = x.txn_id,
                               closed_by = '{source}'
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::text[]) AS x(order_no, channel, txn_id, amount, currency)
+          FROM x
           WHERE o.order_no = x.order_no AND o.status = 'PENDING_PAYMENT' AND o.amount_cents = x.amount
             AND (x.currency IS NULL OR o.currency = x.currency)
           RETURNING o.order_no, o.user_id, o.amount_cents, o.paid_at, o.paid_channel, o.paid_txn_id),
@@ -182,14 +224,11 @@ public final class Sql {
                                                                 'unitPriceCents', i.unit_price_cents) ORDER BY i.sku)
                               FROM order_items i WHERE i.order_no = p.order_no))),
               (2, 'NOTIFY_SMS', jsonb_build_object(
-                  'template', $5::text, 'userId', p.user_id, 'orderNo', p.order_no,
+                  'template', {template}::text, 'userId', p.user_id, 'orderNo', p.order_no,
                   'params', jsonb_build_object('amountCents', p.amount_cents)))
           ) AS e(ord, type, payload)
-          ORDER BY p.order_no, e.ord),
-      receipts AS (
-          UPDATE payment_receipts r SET outcome = 'APPLIED', order_status = 'PAID'
-          FROM paid WHERE r.channel = paid.paid_channel AND r.txn_id = paid.paid_txn_id)
-      SELECT order_no FROM paid""".replace("{source}", source);
+          ORDER BY p.order_no, e.ord)
+      """.replace("{source}", source).replace("{template}", template);
   }
 
   public static final String ORDER_STATES = """

@@ -49,9 +49,12 @@ import java.util.function.Function;
  *       reads a pending order with the right amount (its creation committed between the UPDATE and
  *       the read) goes through the gate once more.</li>
  * </ol>
- * Several callbacks for one order in one batch are applied in arrival order (one UPDATE round
- * each), so a batch answers exactly as the same callbacks one by one would. A batch that fails fails
- * whole; {@link CallbackCoalescer} then runs its callbacks one by one.
+ * Steps 1 and 2 are one statement ({@link Sql#CLAIM_AND_PAY}) for each order's first SUCCESS in the
+ * batch: a batch of first payments is one round trip, and its receipts are written once, with the answer
+ * APPLIED that every other outcome corrects before the commit. Several callbacks for one order in one
+ * batch are applied in arrival order (one UPDATE round each), so a batch answers exactly as the same
+ * callbacks one by one would. A batch that fails fails whole; {@link CallbackCoalescer} then runs its
+ * callbacks one by one.
  */
 public final class PaymentGate {
 
@@ -89,8 +92,10 @@ public final class PaymentGate {
    * the duplicate.
    */
   public Future<List<CallbackResult>> apply(List<PaymentCallback> batch, TransitionSource source) {
-    String sql = source == TransitionSource.PAYMENT_QUERY ? Sql.PAY_ORDERS_BY_QUERY : Sql.PAY_ORDERS;
-    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook, sql).execute())
+    boolean query = source == TransitionSource.PAYMENT_QUERY;
+    String claimAndPay = query ? Sql.CLAIM_AND_PAY_BY_QUERY : Sql.CLAIM_AND_PAY;
+    String payOrders = query ? Sql.PAY_ORDERS_BY_QUERY : Sql.PAY_ORDERS;
+    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook, claimAndPay, payOrders).execute())
         .onSuccess(results -> record(batch, results, source));
   }
 
@@ -142,6 +147,7 @@ public final class PaymentGate {
     private final OutboxWriter outbox;
     private final ExceptionRecorder exceptionRecorder;
     private final GateHook hook;
+    private final String claimAndPay;
     private final String payOrders;
     /** First SUCCESS of each key; later ones in the batch are duplicates of it. */
     private final Map<Key, PaymentCallback> primaries = new LinkedHashMap<>();
@@ -155,8 +161,9 @@ public final class PaymentGate {
     private final List<ExceptionKind> exceptionKinds = new ArrayList<>();
 
     Run(SqlConnection conn, List<PaymentCallback> batch, OutboxWriter outbox, ExceptionRecorder exceptionRecorder,
-        GateHook hook, String payOrders) {
+        GateHook hook, String claimAndPay, String payOrders) {
       this.conn = conn;
+      this.claimAndPay = claimAndPay;
       this.payOrders = payOrders;
       this.batch = batch;
       this.outbox = outbox;
@@ -186,20 +193,33 @@ public final class PaymentGate {
       }
       List<PaymentCallback> noted = new ArrayList<>(notes.values());
       Integer[] counts = notes.keySet().stream().map(deliveries::get).toArray(Integer[]::new);
-      return conn.preparedQuery(Sql.NOTE_AND_CLAIM).execute(Params.of(
+      // The first SUCCESS of each order goes through the gate in the claiming statement itself, if it
+      // claims its key; the others wait for the rounds after it.
+      Map<String, PaymentCallback> firstOfOrder = new TreeMap<>();
+      for (PaymentCallback cb : all) {
+        firstOfOrder.putIfAbsent(cb.orderNo(), cb);
+      }
+      List<PaymentCallback> leads = new ArrayList<>(firstOfOrder.values());
+      return conn.preparedQuery(claimAndPay).execute(Params.of(
               strings(byKey, PaymentCallback::channel), strings(byKey, PaymentCallback::txnId),
               strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus),
               strings(noted, PaymentCallback::channel), strings(noted, PaymentCallback::txnId),
               strings(noted, PaymentCallback::orderNo), amounts(noted), strings(noted, PaymentCallback::gatewayStatus),
               strings(noted, PaymentCallback::notificationId), strings(noted, PaymentCallback::payload), counts,
-              strings(byKey, PaymentCallback::currency)))
+              strings(byKey, PaymentCallback::currency), OutboxWriter.SMS_ORDER_PAID,
+              strings(leads, PaymentCallback::channel), strings(leads, PaymentCallback::txnId)))
           .compose(claimed -> {
+            Set<Key> claimedKeys = new HashSet<>();
+            Set<Key> paidKeys = new HashSet<>();
+            for (Row row : claimed) {
+              Key key = new Key(row.getString("channel"), row.getString("txn_id"));
+              claimedKeys.add(key);
+              if (row.getBoolean("paid")) {
+                paidKeys.add(key);
+              }
+            }
             List<PaymentCallback> fresh = new ArrayList<>();
             List<PaymentCallback> seen = new ArrayList<>();
-            Set<Key> claimedKeys = new HashSet<>();
-            for (Row row : claimed) {
-              claimedKeys.add(new Key(row.getString("channel"), row.getString("txn_id")));
-            }
             for (PaymentCallback cb : all) {
               if (claimedKeys.contains(Key.of(cb))) {
                 fresh.add(cb);
@@ -208,7 +228,15 @@ public final class PaymentGate {
                 seen.add(cb);
               }
             }
-            return applyFresh(fresh)
+            List<PaymentCallback> tried = new ArrayList<>();
+            for (PaymentCallback cb : leads) {
+              if (claimedKeys.contains(Key.of(cb))) {
+                tried.add(cb);
+              }
+            }
+            return won(tried, paidKeys)
+                .compose(winners -> classifyLosers(tried, winners, nonFinal, false))
+                .compose(v -> applyRest(fresh, tried))
                 .compose(v -> recordOutcomes(fresh))
                 .compose(v -> firstAnswers(seen))
                 .compose(v -> openExceptions());
@@ -240,28 +268,34 @@ public final class PaymentGate {
       return first != null && !cb.samePaymentAs(first.orderNo(), first.amountCents());
     }
 
-    /** Rounds of the gate: round k holds the k-th fresh SUCCESS callback of each order. */
-    private Future<Void> applyFresh(List<PaymentCallback> fresh) {
+    /**
+     * Rounds of the gate for the fresh callbacks the claiming statement did not try: round k holds the
+     * k-th of them of each order, in arrival order (an order's first SUCCESS was tried, or was a duplicate).
+     */
+    private Future<Void> applyRest(List<PaymentCallback> fresh, List<PaymentCallback> tried) {
+      Set<PaymentCallback> done = new HashSet<>(tried);
       Map<String, List<PaymentCallback>> byOrder = new TreeMap<>();
       for (PaymentCallback cb : fresh) {
-        byOrder.computeIfAbsent(cb.orderNo(), k -> new ArrayList<>()).add(cb);
+        if (!done.contains(cb)) {
+          byOrder.computeIfAbsent(cb.orderNo(), k -> new ArrayList<>()).add(cb);
+        }
       }
-      return round(byOrder, 0, nonFinal);
+      return round(byOrder, 0);
     }
 
-    private Future<Void> round(Map<String, List<PaymentCallback>> byOrder, int k, List<PaymentCallback> ignored) {
+    private Future<Void> round(Map<String, List<PaymentCallback>> byOrder, int k) {
       List<PaymentCallback> candidates = new ArrayList<>();
       for (List<PaymentCallback> list : byOrder.values()) {
         if (list.size() > k) {
           candidates.add(list.get(k));
         }
       }
-      if (candidates.isEmpty() && ignored.isEmpty()) {
+      if (candidates.isEmpty()) {
         return Future.succeededFuture();
       }
       return pay(candidates)
-          .compose(winners -> classifyLosers(candidates, winners, ignored, false))
-          .compose(v -> round(byOrder, k + 1, List.of()));
+          .compose(winners -> classifyLosers(candidates, winners, List.of(), false))
+          .compose(v -> round(byOrder, k + 1));
     }
 
     /** The gate and, in the same statement, the winners' side effects (see {@link Sql#PAY_ORDERS}). */
@@ -273,22 +307,38 @@ public final class PaymentGate {
               strings(candidates, PaymentCallback::orderNo), strings(candidates, PaymentCallback::channel),
               strings(candidates, PaymentCallback::txnId), amounts(candidates), OutboxWriter.SMS_ORDER_PAID,
               strings(candidates, PaymentCallback::currency)))
-          .map(rows -> {
-            Set<String> paid = new HashSet<>();
-            rows.forEach(row -> paid.add(row.getString("order_no")));
-            List<PaymentCallback> winners = new ArrayList<>();
+          .compose(rows -> {
+            Set<String> paidOrders = new HashSet<>();
+            rows.forEach(row -> paidOrders.add(row.getString("order_no")));
+            Set<Key> paid = new HashSet<>();
             for (PaymentCallback cb : candidates) {
-              if (paid.contains(cb.orderNo())) {
-                winners.add(cb);
-                answers.put(Key.of(cb), new CallbackResult(CallbackOutcome.APPLIED, cb.orderNo(), OrderStatus.PAID, false));
+              if (paidOrders.contains(cb.orderNo())) {
+                paid.add(Key.of(cb));
               }
             }
-            if (!winners.isEmpty()) {
-              outbox.written(conn);
-            }
-            return winners;
-          })
-          .compose(winners -> hook.afterUpdate(conn).map(winners));
+            return won(candidates, paid);
+          });
+    }
+
+    /**
+     * The candidates whose key the gate let through answer APPLIED; the relay is told once this commits.
+     * Then the hook's point, after a gate's UPDATE that had candidates.
+     */
+    private Future<List<PaymentCallback>> won(List<PaymentCallback> candidates, Set<Key> paid) {
+      if (candidates.isEmpty()) {
+        return Future.succeededFuture(List.of());
+      }
+      List<PaymentCallback> winners = new ArrayList<>();
+      for (PaymentCallback cb : candidates) {
+        if (paid.contains(Key.of(cb))) {
+          winners.add(cb);
+          answers.put(Key.of(cb), new CallbackResult(CallbackOutcome.APPLIED, cb.orderNo(), OrderStatus.PAID, false));
+        }
+      }
+      if (!winners.isEmpty()) {
+        outbox.written(conn);
+      }
+      return hook.afterUpdate(conn).map(winners);
     }
 
     /**

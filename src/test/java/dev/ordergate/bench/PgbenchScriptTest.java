@@ -23,26 +23,23 @@ class PgbenchScriptTest {
 
   static String generate() {
     String orderNo = "ARRAY['PGB-' || :n]";
-    String claim = Sql.NOTE_AND_CLAIM
+    String pay = Sql.CLAIM_AND_PAY
+        .replace("$17", orderNo).replace("$16", "ARRAY['pgbench']").replace("$15", "'" + OutboxWriter.SMS_ORDER_PAID + "'")
         .replace("$14", "ARRAY['CNY']").replace("$13", "ARRAY[1]").replace("$12", "ARRAY[NULL]").replace("$11", "ARRAY[NULL]")
         .replace("$10", "ARRAY['SUCCESS']").replace("$9", "ARRAY[100]").replace("$8", orderNo)
         .replace("$7", orderNo).replace("$6", "ARRAY['pgbench']")
         .replace("$1", "ARRAY['pgbench']").replace("$2", orderNo).replace("$3", orderNo)
         .replace("$4", "ARRAY[100]").replace("$5", "ARRAY['SUCCESS']");
-    String pay = Sql.PAY_ORDERS
-        .replace("$1", orderNo).replace("$2", "ARRAY['pgbench']").replace("$3", orderNo)
-        .replace("$4", "ARRAY[100]").replace("$5", "'" + OutboxWriter.SMS_ORDER_PAID + "'")
-        .replace("$6", "ARRAY['CNY']");
     return """
-        -- One payment callback with exactly the statements the service's transaction runs for a batch
-        -- of one: Sql.NOTE_AND_CLAIM (the delivery recorded, the receipt claimed), then Sql.PAY_ORDERS (the conditional UPDATE whose RETURNING rows
-        -- drive the coupon, the transition, the ORDER_PAID and NOTIFY_SMS outbox rows and the receipt's
-        -- answer). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
+        -- One payment callback with exactly the statement the service's transaction runs for a batch
+        -- of one: Sql.CLAIM_AND_PAY (the delivery recorded, the receipt claimed with its answer, and for the
+        -- claimed key the conditional UPDATE whose RETURNING rows drive the coupon, the transition, and the
+        -- ORDER_PAID and NOTIFY_SMS outbox rows). GENERATED from dev.ordergate.db.Sql by PgbenchScriptTest, which fails when this file
         -- and the service's statements differ. Same orders and sequence as callback.sql (setup.sql).
         -- pgbench -n -M prepared -c 16 -j 2 -T 20 -f callback-full.sql
         SELECT nextval('bench_seq') AS n \\gset
         BEGIN;
-        """ + claim + ";\n" + pay + ";\nEND;\n";
+        """ + pay + ";\nEND;\n";
   }
 
   @Test

@@ -226,11 +226,15 @@ public final class TestApp implements AutoCloseable {
     }
   }
 
-  /** The table's updates and HOT updates in {@code pg_stat_user_tables}, after {@link #reportTableStats}. */
+  /**
+   * The table's updates, HOT updates and inserts in {@code pg_stat_user_tables}, after {@link
+   * #reportTableStats}.
+   */
   public long[] tableUpdates(String table) {
     reportTableStats();
-    Row r = rows("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = $1", table).get(0);
-    return new long[] {r.getLong(0), r.getLong(1)};
+    Row r = rows("SELECT n_tup_upd, n_tup_hot_upd, n_tup_ins FROM pg_stat_user_tables WHERE relname = $1", table)
+        .get(0);
+    return new long[] {r.getLong(0), r.getLong(1), r.getLong(2)};
   }
 
   public List<Row> rows(String sql, Object... params) {
