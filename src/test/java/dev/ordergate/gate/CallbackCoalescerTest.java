@@ -94,6 +94,28 @@ class CallbackCoalescerTest extends AppTest {
     assertEquals("T5", app.getOrder("O1").getString("paidTxnId"));
   }
 
+  /**
+   * The claiming statement tries each order's first SUCCESS of the batch. When that one is a duplicate (its
+   * receipt was claimed by an earlier batch), the order's next SUCCESS is the first to go through the gate,
+   * and the one after it loses to it: as one by one.
+   */
+  @Test
+  void anOrdersFirstSuccessThatIsADuplicateLeavesTheGateToTheNext() {
+    app.createOrder(order("O2", "u", null, "A", 1, 100));
+    PaymentGate gate = app.verticle.paymentGate();
+    assertEquals(CallbackOutcome.AMOUNT_MISMATCH, gate.apply(List.of(pay("T7", "O2", 99))).await().get(0).outcome());
+    List<CallbackResult> answers = gate.apply(List.of(pay("T7", "O2", 99), pay("T3", "O2", 100), pay("T4", "O2", 100)))
+        .await();
+    assertEquals(CallbackOutcome.AMOUNT_MISMATCH, answers.get(0).outcome());
+    assertTrue(answers.get(0).duplicate());
+    assertEquals(CallbackOutcome.APPLIED, answers.get(1).outcome());
+    assertEquals(CallbackOutcome.DOUBLE_PAYMENT, answers.get(2).outcome());
+    assertEquals("T3", app.getOrder("O2").getString("paidTxnId"));
+    assertEquals("AMOUNT_MISMATCH,APPLIED,DOUBLE_PAYMENT", app.rows(
+        "SELECT string_agg(outcome, ',' ORDER BY id) FROM payment_receipts WHERE order_no = 'O2'")
+        .get(0).getString(0));
+  }
+
   @Test
   void onePoisonedCallbackFailsAloneAndTheOthersAreAnswered() {
     app.pool.query("ALTER TABLE payment_receipts ADD CONSTRAINT test_poison CHECK (txn_id <> 'POISON')").execute().await();
