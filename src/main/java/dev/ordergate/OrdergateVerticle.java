@@ -4,6 +4,7 @@ import dev.ordergate.broker.BrokerTier;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.Migrations;
+import dev.ordergate.db.Sql;
 import dev.ordergate.gate.CallbackCoalescer;
 import dev.ordergate.gate.CancelGate;
 import dev.ordergate.gate.CancellationEffects;
@@ -156,7 +157,8 @@ public final class OrdergateVerticle extends VerticleBase {
               .with(new PoolOptions().setMaxSize(config.dbPoolSize()).setName("ordergate"))
               // Prepared statements are parsed and planned once per connection, not on every execution.
               .connectingTo(sessionSettings(dbUrl.connectOptions()).setPipeliningLimit(256)
-                  .setCachePreparedStatements(true).setPreparedStatementCacheMaxSize(256))
+                  .setCachePreparedStatements(true).setPreparedStatementCacheMaxSize(256)
+                  .setPreparedStatementCacheSqlFilter(Sql::keptPrepared))
               .using(vertx)
               .build();
           Router management = Router.router(vertx);
