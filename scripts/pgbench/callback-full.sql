@@ -16,8 +16,8 @@ WITH noted AS (
 claimed AS (
     INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency,
                                   outcome, order_status)
-    SELECT x.*, 'APPLIED', 'PAID'
-    FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[], ARRAY['CNY']::text[]) AS x
+    SELECT r.*, 'APPLIED', 'PAID'
+    FROM unnest(ARRAY['pgbench']::text[], ARRAY['PGB-' || :n]::text[], ARRAY['PGB-' || :n]::text[], ARRAY[100]::bigint[], ARRAY['SUCCESS']::text[], ARRAY['CNY']::text[]) AS r
     ON CONFLICT (channel, txn_id) DO NOTHING
     RETURNING channel, txn_id, order_no, amount_cents, currency),
 x AS (

@@ -171,8 +171,8 @@ public final class Sql {
       claimed AS (
           INSERT INTO payment_receipts (channel, txn_id, order_no, amount_cents, gateway_status, currency,
                                         outcome, order_status)
-          SELECT x.*, 'APPLIED', 'PAID'
-          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $14::text[]) AS x
+          SELECT r.*, 'APPLIED', 'PAID'
+          FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $14::text[]) AS r
           ON CONFLICT (channel, txn_id) DO NOTHING
           RETURNING channel, txn_id, order_no, amount_cents, currency),
       x AS (
@@ -188,9 +188,10 @@ public final class Sql {
    * The one exit to PAID, per row conditional on the status and the amount, and in the same
    * statement the winners' side effects, driven only by the rows the UPDATE returned: the coupon
    * becomes USED, the transition is logged, ORDER_PAID and NOTIFY_SMS ({@code $5} the template)
-   * go to the outbox. For the callbacks {@link #CLAIM_AND_PAY} claimed but could not put through the
-   * gate in its own statement (a second payment of one order in one batch; an order created after
-   * that statement's snapshot). Their receipts already say APPLIED.
+   * go to the outbox. For the callbacks {@link #CLAIM_AND_PAY} claimed but did not put through the
+   * gate in its own statement (an order's later SUCCESS in the same batch, or its first fresh one when
+   * the batch's first was a duplicate; an order created after that statement's snapshot). Their
+   * receipts already say APPLIED.
    */
   public static final String PAY_ORDERS = payOrders("PAYMENT_CALLBACK");
 
