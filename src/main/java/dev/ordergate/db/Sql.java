@@ -202,7 +202,7 @@ public final class Sql {
     return """
       WITH x AS (
           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $6::text[])
-            AS x(order_no, channel, txn_id, amount, currency)),
+            AS u(order_no, channel, txn_id, amount, currency)),
       """ + gateCtes(source, "$5") + """
       SELECT order_no FROM paid""";
   }

@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Applies verified payment notifications through the one-way gate, a batch per transaction (a batch
@@ -234,7 +235,7 @@ public final class PaymentGate {
                 tried.add(cb);
               }
             }
-            return won(tried, paidKeys)
+            return won(tried, cb -> paidKeys.contains(Key.of(cb)))
                 .compose(winners -> classifyLosers(tried, winners, nonFinal, false))
                 .compose(v -> applyRest(fresh, tried))
                 .compose(v -> recordOutcomes(fresh))
@@ -310,13 +311,7 @@ public final class PaymentGate {
           .compose(rows -> {
             Set<String> paidOrders = new HashSet<>();
             rows.forEach(row -> paidOrders.add(row.getString("order_no")));
-            Set<Key> paid = new HashSet<>();
-            for (PaymentCallback cb : candidates) {
-              if (paidOrders.contains(cb.orderNo())) {
-                paid.add(Key.of(cb));
-              }
-            }
-            return won(candidates, paid);
+            return won(candidates, cb -> paidOrders.contains(cb.orderNo()));
           });
     }
 
@@ -324,13 +319,13 @@ public final class PaymentGate {
      * The candidates whose key the gate let through answer APPLIED; the relay is told once this commits.
      * Then the hook's point, after a gate's UPDATE that had candidates.
      */
-    private Future<List<PaymentCallback>> won(List<PaymentCallback> candidates, Set<Key> paid) {
+    private Future<List<PaymentCallback>> won(List<PaymentCallback> candidates, Predicate<PaymentCallback> paid) {
       if (candidates.isEmpty()) {
         return Future.succeededFuture(List.of());
       }
       List<PaymentCallback> winners = new ArrayList<>();
       for (PaymentCallback cb : candidates) {
-        if (paid.contains(Key.of(cb))) {
+        if (paid.test(cb)) {
           winners.add(cb);
           answers.put(Key.of(cb), new CallbackResult(CallbackOutcome.APPLIED, cb.orderNo(), OrderStatus.PAID, false));
         }
