@@ -116,7 +116,8 @@ public final class OutboxSql {
       SET attempts = o.attempts + claimed.counted, claim_token = $4, claimed_by = $3,
           claimed_until = now() + $2::bigint * interval '1 millisecond'
       FROM claimed WHERE o.id = claimed.id
-      RETURNING o.id, o.seq, o.type, o.order_no, o.payload, o.attempts, o.created_at, o.exception_id, claimed.counted,
+      RETURNING o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id,
+                claimed.counted,
                 """ + WALKED;
 
   /**
@@ -130,7 +131,7 @@ public final class OutboxSql {
    * and an event behind a head another statement holds is never a head itself.
    */
   public static final String DELIVER_TO_LOG = deliverToLog(
-      "o.id, o.seq, o.type, o.order_no, o.payload, o.attempts, o.created_at, o.exception_id");
+      "o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id");
 
   /**
    * {@link #DELIVER_TO_LOG} answering only each event's type and order, for when the sink's logger is

@@ -1,34 +1,60 @@
 package dev.ordergate.outbox;
 
 import dev.ordergate.db.Rows;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 
 import java.time.OffsetDateTime;
 import java.util.UUID;
 
-/** A claimed outbox event. {@code id} is the Idempotency-Key the receiver sees on every attempt. */
-public record OutboxEvent(UUID id, long seq, OutboxEventType type, String orderNo, JsonObject payload,
+/**
+ * A claimed outbox event. {@code id} is the Idempotency-Key the receiver sees on every attempt.
+ * {@code payloadJson} is the payload as the database wrote it (its {@code jsonb} text): a webhook envelope
+ * carries it as it is, so a delivery neither decodes nor re-encodes it (issue 13); {@link #payload()} decodes
+ * it for the deliveries that read it (refunds, the broker tier).
+ */
+public record OutboxEvent(UUID id, long seq, OutboxEventType type, String orderNo, String payloadJson,
                           int attempts, OffsetDateTime createdAt) {
 
+  public OutboxEvent(UUID id, long seq, OutboxEventType type, String orderNo, JsonObject payload, int attempts,
+                     OffsetDateTime createdAt) {
+    this(id, seq, type, orderNo, payload.encode(), attempts, createdAt);
+  }
+
+  /** A row of the relay's statements: {@code payload} is its text ({@code payload::text}) or its jsonb. */
   public static OutboxEvent of(Row r) {
+    Object payload = r.getValue("payload");
     return new OutboxEvent(r.getUUID("id"), r.getLong("seq"), OutboxEventType.valueOf(r.getString("type")),
-        r.getString("order_no"), (JsonObject) r.getValue("payload"), r.getInteger("attempts"),
+        r.getString("order_no"), payload instanceof String s ? s : Json.encode(payload), r.getInteger("attempts"),
         r.getOffsetDateTime("created_at"));
   }
 
-  /** What a webhook sink receives. */
-  public JsonObject envelope() {
-    return new JsonObject()
-        .put("eventId", id.toString())
-        .put("type", type.name())
-        .put("orderNo", orderNo)
-        .put("payload", payload)
-        .put("createdAt", Rows.instant(createdAt));
+  public JsonObject payload() {
+    return new JsonObject(payloadJson);
+  }
+
+  /** What a webhook sink receives: eventId, type, orderNo, payload, createdAt. */
+  public Buffer envelope() {
+    Buffer body = Buffer.buffer(payloadJson.length() + 160);
+    appendEnvelope(body);
+    return body;
+  }
+
+  /** Appends {@link #envelope()} to {@code body} (a batch's array). */
+  void appendEnvelope(Buffer body) {
+    body.appendString("{\"eventId\":\"").appendString(id.toString())
+        .appendString("\",\"type\":\"").appendString(type.name())
+        .appendString("\",\"orderNo\":").appendString(Json.encode(orderNo))
+        .appendString(",\"payload\":").appendString(payloadJson)
+        .appendString(",\"createdAt\":").appendString(Json.encode(Rows.instant(createdAt)))
+        .appendString("}");
   }
 
   /** What a channel's refundUrl receives: the refund id is the event id, the same on every retry. */
   public JsonObject refundRequest() {
+    JsonObject payload = payload();
     return new JsonObject()
         .put("refundId", id.toString())
         .put("channel", payload.getString("channel"))

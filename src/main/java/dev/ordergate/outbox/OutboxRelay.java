@@ -8,7 +8,7 @@ import dev.ordergate.db.Params;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
-import io.vertx.core.json.JsonObject;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientAgent;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
@@ -410,7 +410,7 @@ public final class OutboxRelay extends VerticleBase {
           for (Row row : rows) {
             if (lines) {
               OutboxEvent e = OutboxEvent.of(row);
-              SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payload().encode());
+              SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payloadJson());
             }
             orderNos.add(row.getString("order_no"));
             types.add(OutboxEventType.valueOf(row.getString("type")));
@@ -575,7 +575,6 @@ public final class OutboxRelay extends VerticleBase {
       return routed;
     }
     String url;
-    JsonObject body;
     if (event.type() == OutboxEventType.REFUND_REQUESTED) {
       ChannelConfig channel = channels.get(event.payload().getString("channel"));
       url = channel == null ? null : channel.refundUrl();
@@ -583,16 +582,14 @@ public final class OutboxRelay extends VerticleBase {
         return Future.failedFuture(new IllegalStateException(
             "channel " + event.payload().getString("channel") + " has no refundUrl"));
       }
-      body = event.refundRequest();
     } else {
       url = config.sinkUrls().get(event.type().name());
-      body = event.envelope();
     }
     if (url == null) {
       // The log sink (no URL configured): one DEBUG line per event on its own logger, so production logs
-      // are not an echo of every payload; the payload is encoded only when that logger is on.
+      // are not an echo of every payload; the line is built only when that logger is on.
       if (SINK_LOG.isDebugEnabled()) {
-        SINK_LOG.debug("{} {} order {}: {}", event.type(), event.id(), event.orderNo(), event.payload().encode());
+        SINK_LOG.debug("{} {} order {}: {}", event.type(), event.id(), event.orderNo(), event.payloadJson());
       }
       return Future.succeededFuture();
     }
@@ -600,18 +597,21 @@ public final class OutboxRelay extends VerticleBase {
     if (deadline < MIN_DELIVERY_MS) {
       return Future.failedFuture(new IllegalStateException("not delivered: the claim's lease is nearly over"));
     }
-    int batchMax = event.type() == OutboxEventType.REFUND_REQUESTED ? 1 : config.batchMax(event.type().name());
+    if (event.type() == OutboxEventType.REFUND_REQUESTED) {
+      return post(url, event.id().toString(), event.refundRequest().toBuffer(), deadline);
+    }
+    int batchMax = config.batchMax(event.type().name());
     if (batchMax > 1) {
       return batches.deliver(url, batchMax, event, deadline);
     }
-    return post(url, event.id().toString(), body, deadline);
+    return post(url, event.id().toString(), event.envelope(), deadline);
   }
 
   /**
    * One POST with a hard deadline from connect to the answer's last byte: when it passes, the request
    * is reset (its connection closed) and the attempt fails. 2xx with the whole answer read = delivered.
    */
-  private Future<Void> post(String url, String idempotencyKey, JsonObject body, long deadlineMs) {
+  private Future<Void> post(String url, String idempotencyKey, Buffer body, long deadlineMs) {
     Promise<Void> done = Promise.promise();
     long timer = vertx.setTimer(deadlineMs, t -> done.tryFail(new TimeoutException(
         "no complete answer within " + deadlineMs + " ms from " + url)));
@@ -621,7 +621,7 @@ public final class OutboxRelay extends VerticleBase {
         .onFailure(done::tryFail)
         .onSuccess(req -> {
           done.future().onFailure(err -> req.reset(0, err));
-          req.send(body.toBuffer())
+          req.send(body)
               .compose(resp -> resp.body().map(b -> resp.statusCode()))
               .onComplete(ar -> {
                 if (ar.failed()) {

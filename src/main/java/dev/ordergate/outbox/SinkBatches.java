@@ -3,8 +3,7 @@ package dev.ordergate.outbox;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.json.JsonArray;
-import io.vertx.core.json.JsonObject;
+import io.vertx.core.buffer.Buffer;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,7 +25,7 @@ final class SinkBatches {
 
   /** One POST: the URL, the body, the Idempotency-Key and the deadline in ms. */
   interface Poster {
-    Future<Void> post(String url, String idempotencyKey, JsonObject body, long deadlineMs);
+    Future<Void> post(String url, String idempotencyKey, Buffer body, long deadlineMs);
   }
 
   private record Waiting(OutboxEvent event, long deadlineMs, Promise<Void> done) {}
@@ -67,16 +66,23 @@ final class SinkBatches {
   }
 
   private void send(String url, List<Waiting> batch) {
-    JsonArray events = new JsonArray();
+    // {"events": [envelope, ...]}, written straight into the body (each payload as the database wrote it).
+    Buffer body = Buffer.buffer(256 * batch.size());
+    body.appendString("{\"events\":[");
     long deadline = Long.MAX_VALUE;
-    for (Waiting w : batch) {
-      events.add(w.event().envelope());
+    for (int i = 0; i < batch.size(); i++) {
+      Waiting w = batch.get(i);
+      if (i > 0) {
+        body.appendString(",");
+      }
+      w.event().appendEnvelope(body);
       deadline = Math.min(deadline, w.deadlineMs());
     }
+    body.appendString("]}");
     // The key names the batch's first event and its size: a retry of the same events in the same
     // grouping carries the same key; the events' own ids are what the receiver de-duplicates by.
     String key = batch.get(0).event().id() + "+" + batch.size();
-    poster.post(url, key, new JsonObject().put("events", events), deadline)
+    poster.post(url, key, body, deadline)
         .onComplete(ar -> batch.forEach(w -> {
           if (ar.succeeded()) {
             w.done().tryComplete();
