@@ -727,6 +727,35 @@ class Bench:
 
     # ---- the report ----------------------------------------------------------------------------
 
+    def cpu_budget(self, cb, rl):
+        """Target 1 by the machine's CPU alone: what a pgbench `callback.sql` transaction costs (its client and
+        the backends) against what a callback costs through wrk (the service, wrk and the backends), from the
+        same run. While pgbench is CPU-bound its tps is the CPUs divided by its cost, so 2x needs a callback at
+        half a transaction's cost; while it waits on the disk instead (slow fsyncs: fewer tps at the same CPU),
+        the tps ratio rises with no change to the service. Issue 13's note sets this out."""
+        def per(r, n):
+            c = r.get("cpu") or {}
+            return sum((c.get(k) or 0) for k in ("service", "client", "postgres")) * 1e6 / max(n, 1)
+        runs = cb["pgbench"]["callback.sql"]
+        tx = [per(r, r["transactions"]) for r in runs]
+        used = [r["tps"] * t / 1e6 for r, t in zip(runs, tx)]
+        when = "before / after the service" if len(runs) == 2 else f"{len(runs)} run(s)"
+        parts = [f"pgbench `callback.sql` {' / '.join(f'{t:.0f}' for t in tx)} µs per transaction ({when}; its {' / '.join(format(r['tps'], ',.0f') for r in runs)} tps kept "
+                 f"{' / '.join(f'{u:.2f}' for u in used)} of the {self.facts['nproc']} CPUs busy)"]
+        ref = min(tx)
+        cands = [("relay off", max(cb.get("wrk", {}).values(), key=lambda r: r["throughputPerSecond"], default=None))]
+        for sink in ("log", "webhook"):
+            if rl and rl[sink].get("wrk"):
+                cands.append((f"relay on, {sink} sink" + (" (the receiver's Python thread not counted)"
+                                                          if sink == "webhook" else ""), rl[sink]["wrk"]))
+        for name, r in cands:
+            if r:
+                c = per(r, r["throughputPerSecond"] * r["seconds"])
+                parts.append(f"through wrk, {name}: {c:.0f} µs per callback, **{ref / c:.2f}x** by CPU")
+        return ("CPU budget of target 1 (service + load generator + PostgreSQL backends per unit of work, this run): "
+                + "; ".join(parts) + f". 2x of a CPU-bound pgbench needs a callback at <= {ref / 2:.0f} µs.\n")
+
+
     def report(self):
         R = self.results
         cb = R["callbacks"]
@@ -885,6 +914,7 @@ class Bench:
         add("CPU: user + system seconds from /proc/<pid>/stat during the run, divided by the callbacks (or "
             "transactions); PostgreSQL counts the scratch database's client backends only (not the WAL writer). "
             "The machine has " + str(self.facts['nproc']) + " CPUs for all three.\n")
+        add(self.cpu_budget(cb, rl))
         add(f"Service memory: after (1) VmHWM {rss['hwm_mb']:.0f} MB, VmRSS {rss['rss_mb']:.0f} MB; after (2) VmHWM "
             f"{cb['rssAll']['hwm_mb']:.0f} MB.\n")
         add("### 3. Sweep\n")
