@@ -23,12 +23,13 @@ public record OutboxEvent(UUID id, long seq, OutboxEventType type, String orderN
     this(id, seq, type, orderNo, payload.encode(), attempts, createdAt);
   }
 
-  /** A row of the relay's statements: {@code payload} is its text ({@code payload::text}) or its jsonb. */
+  /**
+   * A row of the relay's statements, which answer the payload as text ({@code payload::text}): a jsonb value
+   * would reach here decoded, and a JSON string decodes to a Java String that is not its own JSON text.
+   */
   public static OutboxEvent of(Row r) {
-    Object payload = r.getValue("payload");
     return new OutboxEvent(r.getUUID("id"), r.getLong("seq"), OutboxEventType.valueOf(r.getString("type")),
-        r.getString("order_no"), payload instanceof String s ? s : Json.encode(payload), r.getInteger("attempts"),
-        r.getOffsetDateTime("created_at"));
+        r.getString("order_no"), r.getString("payload"), r.getInteger("attempts"), r.getOffsetDateTime("created_at"));
   }
 
   public JsonObject payload() {
