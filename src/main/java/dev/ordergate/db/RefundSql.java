@@ -63,6 +63,6 @@ public final class RefundSql {
           FOR UPDATE SKIP LOCKED),
       touched AS (
           UPDATE exception_orders x SET updated_at = now() FROM due WHERE x.id = due.id RETURNING x.id)
-      SELECT e.id, e.seq, e.type, e.order_no, e.payload, e.attempts, e.created_at, e.exception_id
+      SELECT e.id, e.seq, e.type, e.order_no, e.payload::text AS payload, e.attempts, e.created_at, e.exception_id
       FROM touched JOIN outbox_events e ON e.exception_id = touched.id AND e.type = 'REFUND_REQUESTED'""";
 }

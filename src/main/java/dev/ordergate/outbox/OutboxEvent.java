@@ -24,8 +24,9 @@ public record OutboxEvent(UUID id, long seq, OutboxEventType type, String orderN
   }
 
   /**
-   * A row of the relay's statements, which answer the payload as text ({@code payload::text}): a jsonb value
-   * would reach here decoded, and a JSON string decodes to a Java String that is not its own JSON text.
+   * A row of a statement that answers the payload as text ({@code payload::text}: the relay's claim and log
+   * statements, {@code RefundSql.DUE_QUERIES}): a jsonb value would reach here decoded, and a JSON string
+   * decodes to a Java String that is not its own JSON text.
    */
   public static OutboxEvent of(Row r) {
     return new OutboxEvent(r.getUUID("id"), r.getLong("seq"), OutboxEventType.valueOf(r.getString("type")),
