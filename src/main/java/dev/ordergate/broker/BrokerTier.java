@@ -6,6 +6,7 @@ import dev.ordergate.outbox.OutboxEvent;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,8 +79,9 @@ public final class BrokerTier {
    * expired while the broker is unreachable is dropped: the fallback sweep cancels it.
    */
   public Future<Void> schedule(OutboxEvent event) {
-    String orderNo = event.payload().getString("orderNo", event.orderNo());
-    Long expiresAtMs = event.payload().getLong("expiresAtMs");
+    JsonObject payload = event.payload();
+    String orderNo = payload.getString("orderNo", event.orderNo());
+    Long expiresAtMs = payload.getLong("expiresAtMs");
     if (expiresAtMs == null) {
       log.warn("ORDER_TIMEOUT {} for order {} has no expiresAtMs; dropped (the sweep covers it)", event.id(), orderNo);
       return Future.succeededFuture();

@@ -18,11 +18,6 @@ import java.util.UUID;
 public record OutboxEvent(UUID id, long seq, OutboxEventType type, String orderNo, String payloadJson,
                           int attempts, OffsetDateTime createdAt) {
 
-  public OutboxEvent(UUID id, long seq, OutboxEventType type, String orderNo, JsonObject payload, int attempts,
-                     OffsetDateTime createdAt) {
-    this(id, seq, type, orderNo, payload.encode(), attempts, createdAt);
-  }
-
   /**
    * A row of a statement that answers the payload as text ({@code payload::text}: the relay's claim and log
    * statements, {@code RefundSql.DUE_QUERIES}): a jsonb value would reach here decoded, and a JSON string
@@ -54,9 +49,11 @@ public record OutboxEvent(UUID id, long seq, OutboxEventType type, String orderN
         .appendString("}");
   }
 
-  /** What a channel's refundUrl receives: the refund id is the event id, the same on every retry. */
-  public JsonObject refundRequest() {
-    JsonObject payload = payload();
+  /**
+   * What a channel's refundUrl receives, from this event's {@link #payload()} decoded by the caller: the refund
+   * id is the event id, the same on every retry.
+   */
+  public JsonObject refundRequest(JsonObject payload) {
     return new JsonObject()
         .put("refundId", id.toString())
         .put("channel", payload.getString("channel"))

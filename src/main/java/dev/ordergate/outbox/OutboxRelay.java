@@ -9,6 +9,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
 import io.vertx.core.http.HttpClientAgent;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
@@ -575,12 +576,14 @@ public final class OutboxRelay extends VerticleBase {
       return routed;
     }
     String url;
+    JsonObject refund = null;
     if (event.type() == OutboxEventType.REFUND_REQUESTED) {
-      ChannelConfig channel = channels.get(event.payload().getString("channel"));
+      refund = event.payload();
+      ChannelConfig channel = channels.get(refund.getString("channel"));
       url = channel == null ? null : channel.refundUrl();
       if (url == null) {
         return Future.failedFuture(new IllegalStateException(
-            "channel " + event.payload().getString("channel") + " has no refundUrl"));
+            "channel " + refund.getString("channel") + " has no refundUrl"));
       }
     } else {
       url = config.sinkUrls().get(event.type().name());
@@ -597,8 +600,8 @@ public final class OutboxRelay extends VerticleBase {
     if (deadline < MIN_DELIVERY_MS) {
       return Future.failedFuture(new IllegalStateException("not delivered: the claim's lease is nearly over"));
     }
-    if (event.type() == OutboxEventType.REFUND_REQUESTED) {
-      return post(url, event.id().toString(), event.refundRequest().toBuffer(), deadline);
+    if (refund != null) {
+      return post(url, event.id().toString(), event.refundRequest(refund).toBuffer(), deadline);
     }
     int batchMax = config.batchMax(event.type().name());
     if (batchMax > 1) {

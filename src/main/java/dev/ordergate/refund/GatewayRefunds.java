@@ -17,6 +17,7 @@ import dev.ordergate.domain.CallbackResult;
 import dev.ordergate.outbox.OutboxEvent;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
@@ -84,10 +85,12 @@ public final class GatewayRefunds {
    * the answer was applied (the relay stopped before marking) asks nothing again.
    */
   public Future<Void> deliver(OutboxEvent event) {
+    JsonObject payload;
     String channel;
     GatewayClient client;
     try {
-      channel = event.payload().getString("channel");
+      payload = event.payload();
+      channel = payload.getString("channel");
       client = client(channel);
     } catch (RuntimeException malformed) {
       // Never thrown at the relay: a failed delivery is retried and, in the end, DEAD.
@@ -102,7 +105,7 @@ public final class GatewayRefunds {
         log.debug("refund {} on {}: exception is {}, nothing to ask", event.id(), channel, status);
         return Future.succeededFuture();
       }
-      RefundRequest request = request(event);
+      RefundRequest request = request(event, payload);
       return client.refund(request).transform(ar -> {
         if (ar.succeeded()) {
           return applyAnswer(channel, request, ar.result(), "refund answer");
@@ -116,8 +119,7 @@ public final class GatewayRefunds {
     });
   }
 
-  private RefundRequest request(OutboxEvent event) {
-    var p = event.payload();
+  private RefundRequest request(OutboxEvent event, JsonObject p) {
     ChannelConfig c = channels.get(p.getString("channel"));
     return new RefundRequest(event.id().toString(), p.getString("txnId"), p.getString("orderNo"),
         p.getLong("amountCents"), c.currency(), p.getString("reason"));
@@ -258,12 +260,13 @@ public final class GatewayRefunds {
   }
 
   private Future<Void> query(OutboxEvent event) {
-    String channel = event.payload().getString("channel");
+    JsonObject payload = event.payload();
+    String channel = payload.getString("channel");
     GatewayClient client = client(channel);
     if (client == null) {
       return Future.succeededFuture();
     }
-    RefundRequest request = request(event);
+    RefundRequest request = request(event, payload);
     return client.queryRefund(request).compose(answer -> applyAnswer(channel, request, answer, "refund query"));
   }
 }

@@ -248,7 +248,7 @@ class BrokerTierTest {
       // The broker is back; the link's check, a minute away, has not seen the connection go.
       long expiresAtMs = System.currentTimeMillis() + 60_000;
       OutboxEvent event = new OutboxEvent(java.util.UUID.randomUUID(), 1, dev.ordergate.outbox.OutboxEventType.ORDER_TIMEOUT,
-          "GONE-1#timeout", new JsonObject().put("orderNo", "GONE-1").put("expiresAtMs", expiresAtMs), 0, null);
+          "GONE-1#timeout", new JsonObject().put("orderNo", "GONE-1").put("expiresAtMs", expiresAtMs).encode(), 0, null);
       Throwable refused = broker.schedule(event).transform(ar -> io.vertx.core.Future.succeededFuture(ar.cause())).await();
       assertTrue(refused != null, "the publish failed");
       assertEquals(1.0, app.metric("ordergate.broker.published", "result", "not_connected"), "refused as not connected");
