@@ -11,8 +11,8 @@ the relay on with the log sink as shipped ("log": a row version per event, writt
 statement). Each: a warm-up of 20,000 callbacks, VACUUM and CHECKPOINT, then a closed loop of 256 connections
 through wrk. pgbench callback.sql runs before and after, as row 1's yardstick. CPU per callback from /proc: the
 service, wrk, the database's backends (the cursor client's included), the cursor client itself, and the whole
-machine (/proc/stat)."""
-import sys, os, re, json, time, subprocess, argparse
+machine (/proc/stat); for the cursor variants they include the three seconds after the load."""
+import sys, os, re, json, subprocess, argparse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench as B
 
