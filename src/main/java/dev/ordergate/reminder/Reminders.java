@@ -2,8 +2,10 @@ package dev.ordergate.reminder;
 
 import dev.ordergate.config.RemindersConfig;
 import dev.ordergate.db.Params;
+import dev.ordergate.lifecycle.OnContext;
 import dev.ordergate.outbox.OutboxSignal;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -14,6 +16,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Payment reminders: one NOTIFY_SMS {@value #TEMPLATE} per pending order, {@code beforeSeconds}
@@ -26,6 +29,8 @@ import java.util.List;
  * </ul>
  * This package cannot cancel an order: it has no access to the gate ({@code ReminderPackageTest}
  * reads its class files), and none of its statements writes {@code orders}.
+ * The scan's state is touched on the context the reminders were created on; {@link #start()} and
+ * {@link #stop()} hop to it, and {@code stop()} completes once the scan in flight has ended.
  */
 public final class Reminders {
 
@@ -36,7 +41,7 @@ public final class Reminders {
 
   private static final Logger log = LoggerFactory.getLogger(Reminders.class);
 
-  private final Vertx vertx;
+  private final Context context;
   private final Pool pool;
   private final RemindersConfig config;
   private final OutboxSignal signal;
@@ -44,11 +49,14 @@ public final class Reminders {
   private final ReminderMetrics metrics;
   private final RedisReminderTrigger redis;
   private long timerId = -1;
-  private boolean stopped;
+  /** Read by a scan between its batches, which may run off the context (scanNow). */
+  private volatile boolean stopped;
+  /** The timer's scan in flight, or the last one's outcome. */
+  private Future<Integer> scanning = Future.succeededFuture(0);
 
   public Reminders(Vertx vertx, Pool pool, RemindersConfig config, OutboxSignal signal, MeterRegistry registry,
                    String instanceId) {
-    this.vertx = vertx;
+    this.context = vertx.getOrCreateContext();
     this.pool = pool;
     this.config = config;
     this.signal = signal;
@@ -58,21 +66,30 @@ public final class Reminders {
   }
 
   public Future<Void> start() {
-    stopped = false;
-    log.info("payment reminders {} s before expiry on instance {}: scan every {} ms{}", config.beforeSeconds(),
-        instanceId, config.scanMs(), redis == null ? "" : ", Redis expiry events at " + config.redisUrl());
-    arm(config.scanMs());
-    // Redis is optional: the service starts without it, and the trigger keeps reconnecting.
-    return redis == null ? Future.succeededFuture() : redis.start().recover(err -> Future.succeededFuture());
+    return onContext(() -> {
+      stopped = false;
+      log.info("payment reminders {} s before expiry on instance {}: scan every {} ms{}", config.beforeSeconds(),
+          instanceId, config.scanMs(), redis == null ? "" : ", Redis expiry events at " + config.redisUrl());
+      arm(config.scanMs());
+      // Redis is optional: the service starts without it, and the trigger keeps reconnecting.
+      return redis == null ? Future.succeededFuture() : redis.start().recover(err -> Future.succeededFuture());
+    });
   }
 
+  /**
+   * No scan is armed after this, and the answer comes once the scan in flight (if any) has ended: a
+   * reminder it sends is sent before stop() completes, never after.
+   */
   public Future<Void> stop() {
-    stopped = true;
-    if (timerId >= 0) {
-      vertx.cancelTimer(timerId);
-      timerId = -1;
-    }
-    return redis == null ? Future.succeededFuture() : redis.stop();
+    return onContext(() -> {
+      stopped = true;
+      if (timerId >= 0) {
+        context.owner().cancelTimer(timerId);
+        timerId = -1;
+      }
+      Future<Void> scanEnded = scanning.transform(ignored -> Future.succeededFuture());
+      return redis == null ? scanEnded : scanEnded.compose(v -> redis.stop());
+    });
   }
 
   /** Order creation's after-commit hook: the Redis trigger writes the order's reminder key. */
@@ -95,15 +112,19 @@ public final class Reminders {
     if (stopped) {
       return;
     }
-    timerId = vertx.setTimer(Math.max(1, delayMs), id -> {
+    timerId = context.owner().setTimer(Math.max(1, delayMs), id -> {
       timerId = -1;
-      scanNow().onComplete(ar -> {
+      scanning = scanNow().onComplete(ar -> {
         if (ar.failed()) {
           log.warn("reminder scan on instance {} failed: {}", instanceId, ar.cause().toString());
         }
         arm(config.scanMs());
       });
     });
+  }
+
+  private <T> Future<T> onContext(Supplier<Future<T>> work) {
+    return OnContext.run(context, work);
   }
 
   /** One scan: sends every due reminder, batch after batch; answers how many this instance sent. */

@@ -6,9 +6,9 @@ import dev.ordergate.db.SweepSql;
 import dev.ordergate.db.Tx;
 import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.gate.CancellationEffects;
+import dev.ordergate.lifecycle.OnContext;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -404,12 +404,7 @@ public final class Sweeper {
   }
 
   private <T> Future<T> onContext(Supplier<Future<T>> work) {
-    if (Vertx.currentContext() == context) {
-      return work.get();
-    }
-    Promise<T> promise = Promise.promise();
-    context.runOnContext(v -> work.get().onComplete(promise));
-    return promise.future();
+    return OnContext.run(context, work);
   }
 
   private static Long min(Long a, Long b) {

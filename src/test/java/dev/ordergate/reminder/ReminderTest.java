@@ -18,6 +18,7 @@ import java.util.List;
 
 import static dev.ordergate.support.TestApp.order;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -154,6 +155,40 @@ class ReminderTest {
       }
       assertEquals(orderNos, notExactlyOnce(orderNos), "every order was reminded twice by the twin");
     } finally {
+      one.verticle.reminders().start().await();
+      two.verticle.reminders().start().await();
+    }
+  }
+
+  /**
+   * stop() is a barrier: it answers once the scan in flight has ended, so nothing is sent after it. The
+   * scan is held on a lock of {@code payment_reminders} while stop() is asked; with a stop() that only
+   * cancels the timer it answers at once, and a scan still running sends its reminder afterwards (what
+   * made {@link #aTriggerFiringAtOrAfterExpiryChangesNoOrder} fail once in CI).
+   */
+  @Test
+  void stopWaitsForTheScanInFlight() throws Exception {
+    one.verticle.reminders().stop().await();
+    two.verticle.reminders().stop().await();
+    io.vertx.sqlclient.SqlConnection lock = one.pool.getConnection().await();
+    try {
+      one.createOrder(order("STOP1", "u1", null, "A", 1, 500).put("paymentTimeoutSeconds", 2));
+      lock.query("BEGIN").execute().await();
+      lock.query("LOCK TABLE payment_reminders IN ACCESS EXCLUSIVE MODE").execute().await();
+      one.verticle.reminders().start().await();
+      assertTrue(SweepFixtures.eventually(Duration.ofSeconds(5), () -> one.count(
+          "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%payment_reminders%'") > 0),
+          "a scan waits for the lock");
+      io.vertx.core.Future<Void> stopping = one.verticle.reminders().stop();
+      sleep(300);
+      assertFalse(stopping.isComplete(), "stop() answered while a scan was still running");
+      lock.query("COMMIT").execute().await();
+      stopping.await();
+      assertEquals(1, one.count("SELECT count(*) FROM payment_reminders WHERE order_no = 'STOP1'"),
+          "the scan in flight sent its reminder before stop() answered");
+      assertEquals(1, one.count(REMINDERS_SQL));
+    } finally {
+      lock.close().await();
       one.verticle.reminders().start().await();
       two.verticle.reminders().start().await();
     }
