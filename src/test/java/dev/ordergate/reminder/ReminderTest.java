@@ -177,7 +177,8 @@ class ReminderTest {
       lock.query("LOCK TABLE payment_reminders IN ACCESS EXCLUSIVE MODE").execute().await();
       one.verticle.reminders().start().await();
       assertTrue(SweepFixtures.eventually(Duration.ofSeconds(5), () -> one.count(
-          "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%payment_reminders%'") > 0),
+          "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' "
+          + "AND query LIKE '%payment_reminders%'") > 0),
           "a scan waits for the lock");
       io.vertx.core.Future<Void> stopping = one.verticle.reminders().stop();
       sleep(300);
