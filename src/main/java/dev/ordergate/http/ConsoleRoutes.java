@@ -8,18 +8,19 @@ import io.vertx.ext.web.handler.StaticHandler;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.URI;
+import java.net.JarURLConnection;
 import java.net.URISyntaxException;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileSystem;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 /**
@@ -90,32 +91,71 @@ public final class ConsoleRoutes {
     }
   }
 
-  /** SHA-256 over every console file's name and bytes (from the jar or from target/classes), 12 hex digits. */
+  /**
+   * SHA-256 over every console file's name and bytes (from the jar or from target/classes), 12 hex
+   * digits; computed once per JVM, since the files are part of the build.
+   */
   static String digest() {
+    return Digest.OF_THIS_BUILD;
+  }
+
+  private static final class Digest {
+    static final String OF_THIS_BUILD = digest(ConsoleRoutes.class.getClassLoader());
+  }
+
+  /**
+   * The digest of the console files {@code loader} sees. A jar is read through a {@link JarFile} of
+   * its own: the JVM-wide zip file system is shared by every caller, and one closing it failed the
+   * others with {@code ClosedFileSystemException} when several verticles started at once.
+   */
+  static String digest(ClassLoader loader) {
+    URL index = loader.getResource(ROOT + "/index.html");
+    if (index == null) {
+      throw new IllegalStateException("console file index.html is missing from the classpath");
+    }
     try {
-      URI uri = ConsoleRoutes.class.getClassLoader().getResource(ROOT + "/index.html").toURI();
-      if (uri.getScheme().equals("jar")) {
-        try (FileSystem fs = FileSystems.newFileSystem(uri, Map.of())) {
-          return digest(fs.getPath("/" + ROOT));
-        } catch (java.nio.file.FileSystemAlreadyExistsException open) {
-          return digest(FileSystems.getFileSystem(uri).getPath("/" + ROOT));
+      if (index.getProtocol().equals("jar")) {
+        JarURLConnection connection = (JarURLConnection) index.openConnection();
+        connection.setUseCaches(false);
+        try (JarFile jar = connection.getJarFile()) {
+          return digestOfJar(jar);
         }
       }
-      return digest(Path.of(uri).getParent());
+      return digest(Path.of(index.toURI()).getParent());
     } catch (IOException | URISyntaxException e) {
       throw new IllegalStateException("cannot read the console files", e);
     }
   }
 
+  private static String digestOfJar(JarFile jar) throws IOException {
+    String prefix = ROOT + "/";
+    List<JarEntry> files = jar.stream().filter(e -> !e.isDirectory() && e.getName().startsWith(prefix))
+        .sorted(Comparator.comparing(JarEntry::getName)).toList();
+    MessageDigest md = sha256();
+    for (JarEntry f : files) {
+      md.update(f.getName().substring(prefix.length()).getBytes(StandardCharsets.UTF_8));
+      try (InputStream in = jar.getInputStream(f)) {
+        md.update(in.readAllBytes());
+      }
+    }
+    return HexFormat.of().formatHex(md.digest()).substring(0, 12);
+  }
+
   private static String digest(Path dir) throws IOException {
     try (Stream<Path> walk = Files.walk(dir)) {
       List<Path> files = walk.filter(Files::isRegularFile).sorted().toList();
-      MessageDigest md = MessageDigest.getInstance("SHA-256");
+      MessageDigest md = sha256();
       for (Path f : files) {
         md.update(dir.relativize(f).toString().getBytes(StandardCharsets.UTF_8));
         md.update(Files.readAllBytes(f));
       }
       return HexFormat.of().formatHex(md.digest()).substring(0, 12);
+    }
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
     }
