@@ -32,7 +32,9 @@ import java.util.List;
  *       re-subscribes after {@code reconnectMs}, and the database scan covers what was missed.</li>
  *   <li>Events reach every instance; the reminder's primary key makes the second one a no-op.</li>
  * </ul>
- * Paid or cancelled orders keep their key: the event then finds nothing to send.
+ * Paid or cancelled orders keep their key: the event then finds nothing to send. {@link #stop()}
+ * answers once the reminder statement in flight has ended (events still queued are left to the scan),
+ * and {@link #start()} may follow it: each start opens its own command client.
  */
 final class RedisReminderTrigger {
 
@@ -47,13 +49,16 @@ final class RedisReminderTrigger {
   private final Reminders reminders;
   private final String clientName;
   private final String channel;
-  private final Redis commands;
+  /** Opened by {@link #start()}, closed by {@link #stop()}; null before the first start. */
+  private volatile Redis commands;
   private RedisConnection subscriber;
   private boolean subscribed;
-  private boolean stopped;
+  private volatile boolean stopped;
   private long reconnectTimer = -1;
   private long flagsTimer = -1;
   private final List<String> pending = new ArrayList<>();
+  /** The reminder statement in flight, or the last one's outcome. */
+  private Future<Integer> flushed = Future.succeededFuture(0);
   private boolean flushing;
 
   RedisReminderTrigger(Vertx vertx, RemindersConfig config, ReminderMetrics metrics, Reminders reminders,
@@ -64,12 +69,12 @@ final class RedisReminderTrigger {
     this.reminders = reminders;
     this.clientName = "ordergate-reminders-" + instanceId.replaceAll("[^A-Za-z0-9_.-]", "_");
     this.channel = "__keyevent@" + config.redisDb() + "__:expired";
-    this.commands = Redis.createClient(vertx, new RedisOptions().setConnectionString(config.redisUrl())
-        .setMaxPoolSize(4).setMaxPoolWaiting(10_000));
   }
 
   Future<Void> start() {
     stopped = false;
+    commands = Redis.createClient(vertx, new RedisOptions().setConnectionString(config.redisUrl())
+        .setMaxPoolSize(4).setMaxPoolWaiting(10_000));
     flagsTimer = vertx.setPeriodic(FLAGS_CHECK_MS, id -> checkFlags());
     return subscribe().onFailure(err -> {
       log.warn("reminders: Redis subscriber not connected ({}); retrying every {} ms, the scan covers meanwhile",
@@ -78,10 +83,13 @@ final class RedisReminderTrigger {
     });
   }
 
+  /** No event is taken after this; the answer comes once the reminder statement in flight has ended. */
   Future<Void> stop() {
     stopped = true;
+    pending.clear();
     if (reconnectTimer >= 0) {
       vertx.cancelTimer(reconnectTimer);
+      reconnectTimer = -1;
     }
     if (flagsTimer >= 0) {
       vertx.cancelTimer(flagsTimer);
@@ -91,7 +99,8 @@ final class RedisReminderTrigger {
     subscriber = null;
     subscribed = false;
     Future<Void> closed = conn == null ? Future.succeededFuture() : conn.close().recover(err -> Future.succeededFuture());
-    return closed.eventually(commands::close);
+    Redis client = commands;
+    return closed.compose(v -> flushed.<Void>transform(ignored -> Future.succeededFuture())).eventually(client::close);
   }
 
   boolean subscribed() {
@@ -115,10 +124,11 @@ final class RedisReminderTrigger {
     } catch (DateTimeParseException | NullPointerException e) {
       return;
     }
-    if (dueAt <= System.currentTimeMillis()) {
-      return; // already due: the next scan sends it
+    Redis client = commands;
+    if (dueAt <= System.currentTimeMillis() || client == null || stopped) {
+      return; // already due, or the trigger is not running: the scan sends it
     }
-    commands.send(Request.cmd(Command.SET).arg(key(orderNo)).arg("1").arg("PXAT").arg(dueAt))
+    client.send(Request.cmd(Command.SET).arg(key(orderNo)).arg("1").arg("PXAT").arg(dueAt))
         .onFailure(err -> {
           metrics.keyNotWritten();
           log.debug("reminder key for order {} not written ({}); the scan will send it", orderNo, err.toString());
@@ -225,7 +235,7 @@ final class RedisReminderTrigger {
       return;
     }
     String key = r.get(2).toString();
-    if (!key.startsWith(config.redisKeyPrefix())) {
+    if (stopped || !key.startsWith(config.redisKeyPrefix())) {
       return;
     }
     metrics.event();
@@ -235,13 +245,13 @@ final class RedisReminderTrigger {
 
   /** One statement at a time; events that arrive meanwhile go together in the next one. */
   private void flush() {
-    if (flushing || pending.isEmpty()) {
+    if (flushing || pending.isEmpty() || stopped) {
       return;
     }
     flushing = true;
     List<String> batch = new ArrayList<>(pending);
     pending.clear();
-    reminders.remind(batch, Reminders.Trigger.REDIS_EXPIRY).onComplete(ar -> {
+    flushed = reminders.remind(batch, Reminders.Trigger.REDIS_EXPIRY).onComplete(ar -> {
       flushing = false;
       if (ar.failed()) {
         log.warn("reminders: {} Redis-triggered reminder(s) not sent now ({}); the scan covers them", batch.size(),

@@ -2,6 +2,7 @@ package dev.ordergate.reminder;
 
 import dev.ordergate.support.TestApp;
 import dev.ordergate.sweep.SweepFixtures;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.redis.client.Command;
@@ -9,6 +10,7 @@ import io.vertx.redis.client.Redis;
 import io.vertx.redis.client.RedisConnection;
 import io.vertx.redis.client.Request;
 import io.vertx.redis.client.Response;
+import io.vertx.sqlclient.SqlConnection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,7 @@ import java.util.UUID;
 
 import static dev.ordergate.support.TestApp.order;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -90,7 +93,36 @@ class RedisReminderTest {
     assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> app.verticle.reminders().redisSubscribed()));
     create("BACK", 5);
     assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> sent("BACK%", "REDIS_EXPIRY") == 5));
-    assertEquals(19, app.count("SELECT count(*) FROM outbox_events WHERE payload->>'template' = 'payment_reminder'"));
+    assertEquals(19, app.count("SELECT count(*) FROM outbox_events WHERE payload->>'template' = 'payment_reminder' "
+        + "AND (order_no LIKE 'EV%' OR order_no LIKE 'GAP%' OR order_no LIKE 'BACK%')"));
+  }
+
+  @Test
+  void stopWaitsForTheReminderInFlightAndAStartAfterItWorks() {
+    Reminders reminders = app.verticle.reminders();
+    SqlConnection lock = app.pool.getConnection().await();
+    try {
+      create("HELD", 1); // its key expires in about a second
+      lock.query("BEGIN").execute().await();
+      lock.query("LOCK TABLE payment_reminders IN ACCESS EXCLUSIVE MODE").execute().await();
+      assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> app.count(
+          "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' "
+          + "AND query LIKE '%payment_reminders%'") > 0),
+          "the expiry event's reminder waits for the lock");
+      Future<Void> stopping = reminders.stop();
+      ReminderTest.sleep(300);
+      assertFalse(stopping.isComplete(), "stop() answered while an expiry event's reminder was still being sent");
+      lock.query("COMMIT").execute().await();
+      stopping.await();
+      assertEquals(1, sent("HELD%", "REDIS_EXPIRY"), "the reminder in flight was sent before stop() answered");
+    } finally {
+      lock.close().await();
+      reminders.start().await();
+    }
+    assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), reminders::redisSubscribed), "subscribed again");
+    create("AGAIN", 2);
+    assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> sent("AGAIN%", "REDIS_EXPIRY") == 2),
+        "after a stop and a start, keys are written and their events send reminders");
   }
 
   private static void create(String prefix, int n) {
