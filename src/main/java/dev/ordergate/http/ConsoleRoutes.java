@@ -16,9 +16,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Comparator;
 import java.util.HexFormat;
-import java.util.List;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
@@ -129,28 +129,33 @@ public final class ConsoleRoutes {
 
   private static String digestOfJar(JarFile jar) throws IOException {
     String prefix = ROOT + "/";
-    List<JarEntry> files = jar.stream().filter(e -> !e.isDirectory() && e.getName().startsWith(prefix))
-        .sorted(Comparator.comparing(JarEntry::getName)).toList();
-    MessageDigest md = sha256();
-    for (JarEntry f : files) {
-      md.update(f.getName().substring(prefix.length()).getBytes(StandardCharsets.UTF_8));
+    SortedMap<String, byte[]> files = new TreeMap<>();
+    for (JarEntry f : jar.stream().filter(e -> !e.isDirectory() && e.getName().startsWith(prefix)).toList()) {
       try (InputStream in = jar.getInputStream(f)) {
-        md.update(in.readAllBytes());
+        files.put(f.getName().substring(prefix.length()), in.readAllBytes());
       }
     }
-    return HexFormat.of().formatHex(md.digest()).substring(0, 12);
+    return digest(files);
   }
 
   private static String digest(Path dir) throws IOException {
+    SortedMap<String, byte[]> files = new TreeMap<>();
     try (Stream<Path> walk = Files.walk(dir)) {
-      List<Path> files = walk.filter(Files::isRegularFile).sorted().toList();
-      MessageDigest md = sha256();
-      for (Path f : files) {
-        md.update(dir.relativize(f).toString().getBytes(StandardCharsets.UTF_8));
-        md.update(Files.readAllBytes(f));
+      for (Path f : walk.filter(Files::isRegularFile).toList()) {
+        files.put(dir.relativize(f).toString(), Files.readAllBytes(f));
       }
-      return HexFormat.of().formatHex(md.digest()).substring(0, 12);
     }
+    return digest(files);
+  }
+
+  /** The one digest of both: each file's name relative to the console root, then its bytes, in name order. */
+  private static String digest(SortedMap<String, byte[]> files) {
+    MessageDigest md = sha256();
+    files.forEach((name, bytes) -> {
+      md.update(name.getBytes(StandardCharsets.UTF_8));
+      md.update(bytes);
+    });
+    return HexFormat.of().formatHex(md.digest()).substring(0, 12);
   }
 
   private static MessageDigest sha256() {

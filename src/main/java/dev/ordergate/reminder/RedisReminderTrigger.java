@@ -100,7 +100,9 @@ final class RedisReminderTrigger {
     subscribed = false;
     Future<Void> closed = conn == null ? Future.succeededFuture() : conn.close().recover(err -> Future.succeededFuture());
     Redis client = commands;
-    return closed.compose(v -> flushed.<Void>transform(ignored -> Future.succeededFuture())).eventually(client::close);
+    Future<Void> ended = closed.compose(v -> flushed.transform(ignored -> Future.succeededFuture()));
+    // A stop without a start (the service's start failed before the reminders') has no client to close.
+    return client == null ? ended : ended.eventually(client::close);
   }
 
   boolean subscribed() {
@@ -245,7 +247,7 @@ final class RedisReminderTrigger {
 
   /** One statement at a time; events that arrive meanwhile go together in the next one. */
   private void flush() {
-    if (flushing || pending.isEmpty() || stopped) {
+    if (flushing || pending.isEmpty()) { // empty for good once stopped: stop() clears it, onMessage takes nothing
       return;
     }
     flushing = true;
