@@ -519,11 +519,14 @@ class Bench:
                 r = self.replay(db, f"r{sink}{mode}", n, connections=256)
             at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending"))
             drained = self.wait_drained(db, 60)
+        # V18: a STREAM event's delivery time is its cursor mark's, shown by outbox_events_shown (older jars: the table).
+        events = "outbox_events_shown" if self.psql(db, "SELECT to_regclass('outbox_events_shown') IS NOT NULL") == "t" \
+            else "outbox_events"
         lag = self.psql(db, f"""SELECT count(*), count(delivered_at),
             percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(delivered_at, now()) - created_at)),
             percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM coalesce(delivered_at, now()) - created_at)),
             max(extract(epoch FROM coalesce(delivered_at, now()) - created_at))
-            FROM outbox_events WHERE created_at >= '{t0}' AND type <> 'REFUND_REQUESTED'""").split("|")
+            FROM {events} WHERE created_at >= '{t0}' AND type <> 'REFUND_REQUESTED'""").split("|")
         r["rate"] = rate
         r["relay"] = {"created": int(lag[0]), "delivered": int(lag[1]), "lagP50": float(lag[2] or 0),
                       "lagP99": float(lag[3] or 0), "lagMax": float(lag[4] or 0), "pendingMax": sampler.max_pending,
@@ -1034,8 +1037,10 @@ class OutboxSampler:
     def loop(self):
         with PsqlSession(self.bench.url(self.db)) as session:
             while not self.stop:
+                # The outbox is the events and, from V18, the log sink's cursor marks.
                 row = session.query("SELECT (SELECT count(*) FROM outbox_pending), "
-                                    "pg_total_relation_size('outbox_events')")
+                                    "pg_total_relation_size('outbox_events') "
+                                    "+ coalesce(pg_total_relation_size(to_regclass('outbox_stream_marks')), 0)")
                 parts = row.split("|")
                 if len(parts) == 2 and parts[0].isdigit():
                     self.last_pending = int(parts[0])

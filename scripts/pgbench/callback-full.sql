@@ -38,8 +38,8 @@ logged AS (
     INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
     SELECT order_no, 'PENDING_PAYMENT', 'PAID', 'PAYMENT_CALLBACK', paid_channel, paid_txn_id FROM paid),
 events AS (
-    INSERT INTO outbox_events (type, order_no, payload)
-    SELECT e.type, p.order_no, e.payload
+    INSERT INTO outbox_events (type, order_no, payload, status)
+    SELECT e.type, p.order_no, e.payload, CASE WHEN current_setting('ordergate.outbox_stream', true) = 'on' THEN 'STREAM' ELSE 'PENDING' END
     FROM paid p
     CROSS JOIN LATERAL (VALUES
         (1, 'ORDER_PAID', jsonb_build_object(

@@ -4,6 +4,7 @@ import dev.ordergate.broker.BrokerTier;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
 import dev.ordergate.db.Migrations;
+import dev.ordergate.db.OutboxSql;
 import dev.ordergate.db.Sql;
 import dev.ordergate.gate.CallbackCoalescer;
 import dev.ordergate.gate.CancelGate;
@@ -208,9 +209,14 @@ public final class OrdergateVerticle extends VerticleBase {
    * No JIT: every statement here is short, and JIT compiles a plan whose estimated cost passes
    * {@code jit_above_cost}, whatever it really costs. The outbox relay's claim, planned on a growing table,
    * crossed it and spent 60 to 110 ms compiling each 2 ms claim: the relay drained a 40,000-event backlog
-   * at a third of its speed, and fell behind under load (issue 13).
+   * at a third of its speed, and fell behind under load (issue 13). With every sink type going to the log,
+   * {@code ordergate.outbox_stream}: the events are written for the log sink's cursor (V18).
    */
   private io.vertx.pgclient.PgConnectOptions sessionSettings(io.vertx.pgclient.PgConnectOptions options) {
+    if (config.outbox().streams()) {
+      // The log sink's events are written for its cursor (OutboxSql.WRITTEN_STATUS, V18).
+      options.addProperty(OutboxSql.STREAM_SETTING, "on");
+    }
     return options
         .addProperty("jit", "off")
         .addProperty("synchronous_commit", "on")

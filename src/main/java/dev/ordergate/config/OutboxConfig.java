@@ -67,6 +67,16 @@ public record OutboxConfig(
     return sinkBatchMax.getOrDefault(type, 1);
   }
 
+  /**
+   * Whether this service writes its ORDER_PAID, ORDER_CANCELLED and NOTIFY_SMS events for the log sink's
+   * cursor (status STREAM, V18): its relay runs and no sink type has a URL. With a webhook for any type the
+   * events stay on the claim and mark path, which keeps an order's events in order across its sinks. A
+   * service with its relay off writes PENDING events, for whichever relay takes them.
+   */
+  public boolean streams() {
+    return enabled && SINK_TYPES.stream().noneMatch(sinkUrls::containsKey);
+  }
+
   /** Event types a sink may be configured for (REFUND_REQUESTED goes to the channel's refundUrl). */
   public static final Set<String> SINK_TYPES = Set.of("ORDER_PAID", "ORDER_CANCELLED", "NOTIFY_SMS");
 

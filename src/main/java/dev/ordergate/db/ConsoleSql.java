@@ -115,10 +115,13 @@ public final class ConsoleSql {
       FROM outbox_pending WHERE ($1::bigint IS NULL OR seq < $1)
       ORDER BY seq DESC LIMIT $2""";
 
-  /** DELIVERED walks the seq index from the newest. {@code $1} status, {@code $2} cursor, {@code $3} limit. */
+  /**
+   * DELIVERED walks the seq index from the newest, through {@code outbox_events_shown} (V18: a STREAM event at or
+   * below the log sink's position is delivered). {@code $1} status, {@code $2} cursor, {@code $3} limit.
+   */
   public static final String EVENT_PAGE = "SELECT " + EVENT_COLUMNS + """
 
-      FROM outbox_events WHERE status = $1 AND ($2::bigint IS NULL OR seq < $2)
+      FROM outbox_events_shown WHERE status = $1 AND ($2::bigint IS NULL OR seq < $2)
       ORDER BY seq DESC LIMIT $3""";
 
   /**

@@ -12,13 +12,27 @@ public final class OutboxSql {
 
   // ---- written by the winners, in the gate's transaction ------------------------------------
 
+  /** The session setting that makes the writers below write STREAM events (V18): see {@link #WRITTEN_STATUS}. */
+  public static final String STREAM_SETTING = "ordergate.outbox_stream";
+
+  /**
+   * The status an ORDER_PAID, ORDER_CANCELLED or NOTIFY_SMS event is written with: STREAM when the writing
+   * session has {@link #STREAM_SETTING} on (a service whose every sink type goes to the log sets it at connect),
+   * so the relay delivers it by its cursor ({@link #STREAM_READ}) and never updates it; PENDING otherwise (a
+   * webhook sink, or a writer that does not say: the claim and mark path, as before). Decided when the event is
+   * written, so a relay of either kind delivers what is there.
+   */
+  public static final String WRITTEN_STATUS =
+      "CASE WHEN current_setting('" + STREAM_SETTING + "', true) = 'on' THEN 'STREAM' ELSE 'PENDING' END";
+
   /**
    * ORDER_CANCELLED then NOTIFY_SMS for each cancelled order ({@code $1}), in that order;
    * {@code $2} is the transition source, {@code $3} the SMS template key.
    */
   public static final String INSERT_CANCELLED_EVENTS = """
-      INSERT INTO outbox_events (type, order_no, payload)
-      SELECT e.type, o.order_no, e.payload
+      INSERT INTO outbox_events (type, order_no, payload, status)
+      SELECT e.type, o.order_no, e.payload, """ + WRITTEN_STATUS + """
+
       FROM orders o
       CROSS JOIN LATERAL (VALUES
           (1, 'ORDER_CANCELLED', jsonb_build_object(
@@ -160,6 +174,80 @@ public final class OutboxSql {
         FROM delivered WHERE o.id = delivered.id
         RETURNING\s""" + returning + ", " + WALKED;
   }
+
+  /**
+   * The log sink's cursor (V18), first statement of its transaction: locks the position (SKIP LOCKED: while
+   * another relay logs a batch, this one reads nothing) and reads up to {@code $1} STREAM events past it in
+   * {@code (tx, seq)} order, only of transactions below the statement snapshot's xmin: all of them have ended,
+   * so nothing can commit behind the position later. {@code returning} are the event's columns.
+   * <p>{@code (tx, seq)} order is not always an order's order: a transaction that took its xid early and wrote an
+   * event of an order after another transaction committed one of the same order comes first by xid (the
+   * reminder's NOTIFY_SMS beside the exit's events). So each row answers the highest xid {@code wait_tx} and
+   * seq {@code wait_seq} of its order's STREAM events with a lower seq and a higher xid: the relay delivers a
+   * row only in a batch that reaches past those ({@code OutboxRelay}), and delivers each batch in seq order.
+   * Aggregates, not ORDER BY ... LIMIT 1: with sorts off ({@link #CLAIM_PLAN}) that would walk outbox_tx
+   * backwards for an order number instead of probing {@code outbox_order}.
+   */
+  private static String streamRead(String returning) {
+    return """
+        WITH c AS (
+            SELECT s.tx, s.seq, pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin
+            FROM outbox_stream s WHERE s.id = 1 FOR UPDATE SKIP LOCKED)
+        SELECT\s""" + returning + """
+        , o.tx, o.seq, w.wait_tx, w.wait_seq, c.xmin
+        FROM c
+        CROSS JOIN LATERAL (SELECT * FROM outbox_events e
+                            WHERE (e.tx, e.seq) > (c.tx, c.seq) AND e.tx < c.xmin AND e.lane = 'STREAM'
+                            ORDER BY e.tx, e.seq LIMIT $1) o
+        CROSS JOIN LATERAL (SELECT max(p.tx) AS wait_tx, max(p.seq) AS wait_seq FROM outbox_events p
+                            WHERE p.order_no = o.order_no AND p.seq < o.seq AND p.lane = 'STREAM'
+                              AND p.tx > o.tx) w
+        ORDER BY o.tx, o.seq""";
+  }
+
+  /** {@link #streamRead} with every column the log line needs. */
+  public static final String STREAM_READ = streamRead(
+      "o.id, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id");
+
+  /** {@link #STREAM_READ} without the payload, for when the sink's logger is off. */
+  public static final String STREAM_READ_QUIET = streamRead("o.type, o.order_no");
+
+  /**
+   * Second statement of the cursor's transaction: the position moves to {@code ($1, $2)}, and the last mark
+   * with it unless that mark was opened {@code $3} ms ago or more: then a new mark opens there (V18: at most
+   * one mark per {@code $3} ms; an event's delivery time is its mark's, the last batch's {@code now()} in it).
+   */
+  public static final String STREAM_ADVANCE = """
+      WITH moved AS (
+          UPDATE outbox_stream SET tx = $1, seq = $2, at = now() WHERE id = 1 RETURNING at),
+      last AS (
+          SELECT m.tx, m.seq, m.opened FROM outbox_stream_marks m ORDER BY m.tx DESC, m.seq DESC LIMIT 1),
+      kept AS (
+          UPDATE outbox_stream_marks m SET tx = $1, seq = $2, at = now()
+          FROM last WHERE m.tx = last.tx AND m.seq = last.seq
+            AND last.opened > now() - $3::bigint * interval '1 millisecond'
+          RETURNING 1)
+      INSERT INTO outbox_stream_marks (tx, seq, at, opened)
+      SELECT $1, $2, now(), now() FROM moved WHERE NOT EXISTS (SELECT 1 FROM kept)""";
+
+  /**
+   * The cursor's way past an event that waits ({@link #STREAM_READ}) for an earlier event of its order lying
+   * beyond the batch: in the cursor's transaction (the position locked), order {@code $1}'s STREAM events past
+   * the position up to seq {@code $2} become DELIVERED at once (one row version each, on a path taken rarely)
+   * and are logged before commit; the cursor reads only STREAM events, so it passes over them later. Only when
+   * all of them are of transactions below {@code $4} (the read's xmin, so all ended); otherwise nothing (the
+   * relay waits for the horizon). {@code $3} is the relay.
+   */
+  public static final String STREAM_AHEAD = """
+      WITH c AS (SELECT s.tx, s.seq FROM outbox_stream s WHERE s.id = 1),
+      ahead AS (
+          SELECT p.id, p.tx FROM c CROSS JOIN LATERAL (
+              SELECT x.id, x.tx FROM outbox_events x
+              WHERE x.order_no = $1 AND x.seq <= $2 AND x.lane = 'STREAM' AND (x.tx, x.seq) > (c.tx, c.seq)) p)
+      UPDATE outbox_events o
+      SET status = 'DELIVERED', delivered_at = now(), attempts = o.attempts + 1, claimed_by = $3
+      FROM ahead WHERE o.id = ahead.id AND NOT EXISTS (SELECT 1 FROM ahead a WHERE a.tx >= $4)
+      RETURNING o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id""";
 
   /**
    * Run before every relay statement in its transaction: a walk must go along its index ({@code outbox_tx},
@@ -314,20 +402,45 @@ public final class OutboxSql {
           ORDER BY seq LIMIT $2
           FOR UPDATE SKIP LOCKED)""";
 
+  /**
+   * The retention of STREAM events (V18): up to {@code $2} of them at or below the last mark older than
+   * {@code $1} seconds (delivered before then), oldest first along {@code outbox_tx}.
+   */
+  public static final String PRUNE_STREAMED = """
+      DELETE FROM outbox_events WHERE id IN (
+          SELECT e.id
+          FROM (SELECT m.tx, m.seq FROM outbox_stream_marks m
+                WHERE m.at < now() - $1::float8 * interval '1 second' ORDER BY m.at DESC LIMIT 1) b
+          CROSS JOIN LATERAL (SELECT x.id FROM outbox_events x
+                              WHERE (x.tx, x.seq) <= (b.tx, b.seq) AND x.lane = 'STREAM'
+                              ORDER BY x.tx, x.seq LIMIT $2
+                              FOR UPDATE SKIP LOCKED) e)""";
+
+  /**
+   * After {@link #PRUNE_STREAMED} came back short: the marks older than {@code $1} seconds, but the newest of
+   * them (the next prune's bound, and the delivery time of the events at or below it still there).
+   */
+  public static final String PRUNE_MARKS = """
+      DELETE FROM outbox_stream_marks
+      WHERE at < (SELECT max(m.at) FROM outbox_stream_marks m WHERE m.at < now() - $1::float8 * interval '1 second')""";
+
   /** After a large prune (never inside a transaction; concurrent writes go on meanwhile). */
   public static final String VACUUM = "VACUUM (ANALYZE) outbox_events";
 
   /**
    * Pending count and the age of the oldest pending event (0 when none), dead count, for the relay with
    * floor {@code $1} (under {@link #CLAIM_PLAN}): the fresh events walked from it, lane RETRY and lane DEAD
-   * along their partial indexes (V13).
+   * along their partial indexes (V13), and the STREAM events past the log sink's position (V18).
    */
   public static final String COUNT_PENDING = """
       SELECT p.n AS pending, COALESCE(p.oldest_s, 0) AS oldest_pending_s, d.n AS dead
       FROM (SELECT count(*) AS n, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_s
             FROM (SELECT created_at FROM outbox_events WHERE tx >= $1 AND lane IS NULL AND status = 'PENDING'
                   UNION ALL
-                  SELECT created_at FROM outbox_events WHERE lane = 'RETRY') e) p,
+                  SELECT created_at FROM outbox_events WHERE lane = 'RETRY'
+                  UNION ALL
+                  SELECT x.created_at FROM outbox_stream c
+                  JOIN outbox_events x ON (x.tx, x.seq) > (c.tx, c.seq) AND x.lane = 'STREAM') e) p,
            (SELECT count(*) AS n FROM outbox_events WHERE lane = 'DEAD') d""";
 
   // ---- admin ----------------------------------------------------------------------------------
@@ -335,7 +448,7 @@ public final class OutboxSql {
   public static final String SELECT_EVENT = """
       SELECT id, seq, type, order_no, payload, status, attempts, next_attempt_at, last_error, created_at,
              delivered_at, exception_id
-      FROM outbox_events WHERE id = $1""";
+      FROM outbox_events_shown WHERE id = $1""";
 
   /**
    * A dead event goes back to pending with fresh attempts, in lane RETRY (its xid is below the relays'

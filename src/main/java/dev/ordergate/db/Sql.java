@@ -229,8 +229,8 @@ public final class Sql {
           INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
           SELECT order_no, 'PENDING_PAYMENT', 'PAID', '{source}', paid_channel, paid_txn_id FROM paid),
       events AS (
-          INSERT INTO outbox_events (type, order_no, payload)
-          SELECT e.type, p.order_no, e.payload
+          INSERT INTO outbox_events (type, order_no, payload, status)
+          SELECT e.type, p.order_no, e.payload, {written}
           FROM paid p
           CROSS JOIN LATERAL (VALUES
               (1, 'ORDER_PAID', jsonb_build_object(
@@ -244,7 +244,7 @@ public final class Sql {
                   'params', jsonb_build_object('amountCents', p.amount_cents)))
           ) AS e(ord, type, payload)
           ORDER BY p.order_no, e.ord)
-      """.replace("{source}", source).replace("{template}", template);
+      """.replace("{source}", source).replace("{template}", template).replace("{written}", OutboxSql.WRITTEN_STATUS);
   }
 
   public static final String ORDER_STATES = """

@@ -97,6 +97,15 @@ public final class OutboxRelay extends VerticleBase {
   private long idleClaimMs = IDLE_CLAIM_MS;
   private long lastClaimMs;
   private boolean lastClaimFull;
+  /** At most this many events in one read of the log sink's cursor: {@code batchSize} times this. */
+  static final int STREAM_BATCH_FACTOR = 8;
+  /** A new delivery-time mark of the cursor at most this often (V18). */
+  static final long MARK_EVERY_MS = 100;
+  /** When the log sink's statement for PENDING events (written without the stream setting) last ran, and whether it found any. */
+  private long lastLogMs;
+  private boolean lastLogFound = true;
+  /** The cursor's last read found events. */
+  private boolean streamFound;
   /** Claim statements run (tests read it from their own thread). */
   private volatile long claims;
 
@@ -207,7 +216,7 @@ public final class OutboxRelay extends VerticleBase {
     log.info("outbox relay {} started (poll {} ms, batch {}, {} attempts, lease {} ms)", instanceId,
         config.pollMs(), config.batchSize(), config.maxAttempts(), config.leaseMs());
     if (config.retentionHours() > 0) {
-      pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
+      pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune());
     }
     // No cycle before the floor is known: a walk from xid 0 would pass every event in the table once.
     return pool.query(OutboxSql.LOAD_FLOOR).execute().map(rows -> {
@@ -327,8 +336,95 @@ public final class OutboxRelay extends VerticleBase {
   private Future<Boolean> claim() {
     return refreshGauges()
         .compose(v -> advanceFloor())
-        .compose(v -> logTypes.length == 0 ? Future.succeededFuture(false) : deliverToLog())
-        .compose(logFull -> claimForSinks(logFull).map(full -> full || logFull));
+        .compose(v -> stream())
+        .compose(streamFull -> (logTypes.length == 0 ? Future.succeededFuture(false) : deliverToLog())
+            .compose(logFull -> claimForSinks(logFull).map(full -> full || logFull || streamFull)));
+  }
+
+  /**
+   * The log sink's cursor (V18): one transaction reads the committed STREAM events past the position, logs
+   * the longest run of them whose orders' earlier events are all in it ({@link #deliverable}), in seq order,
+   * and moves the position past it; the lines are written before commit, so a crash in between logs them
+   * again (at least once). Every relay runs it, whatever its own sinks: a STREAM event was meant for the log
+   * when it was written. Answers whether more may be waiting.
+   */
+  private Future<Boolean> stream() {
+    int window = config.batchSize() * STREAM_BATCH_FACTOR;
+    boolean lines = SINK_LOG.isDebugEnabled();
+    List<OutboxEventType> types = new ArrayList<>();
+    return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
+            .compose(x -> conn.preparedQuery(lines ? OutboxSql.STREAM_READ : OutboxSql.STREAM_READ_QUIET)
+                .execute(Params.of(window)))
+            .compose(rows -> {
+              List<Row> read = new ArrayList<>(rows.size());
+              rows.forEach(read::add);
+              streamFound = !read.isEmpty();
+              int n = deliverable(read);
+              if (n == 0) {
+                if (read.isEmpty()) {
+                  return Future.succeededFuture(false);
+                }
+                // The first event waits for an earlier one of its order beyond this batch: delivered ahead
+                // of the cursor when all of them have ended, else the next cycle's horizon lets it through.
+                Row first = read.get(0);
+                return conn.preparedQuery(OutboxSql.STREAM_AHEAD).execute(Params.of(first.getString("order_no"),
+                        first.getLong("seq"), instanceId, first.getLong("xmin")))
+                    .map(ahead -> {
+                      List<Row> sorted = new ArrayList<>(ahead.size());
+                      ahead.forEach(sorted::add);
+                      logLines(sorted, true, types);
+                      return !sorted.isEmpty();
+                    });
+              }
+              List<Row> batch = new ArrayList<>(read.subList(0, n));
+              Row last = batch.get(n - 1);
+              logLines(batch, lines, types);
+              return conn.preparedQuery(OutboxSql.STREAM_ADVANCE)
+                  .execute(Params.of(last.getLong("tx"), last.getLong("seq"), MARK_EVERY_MS))
+                  .map(v -> read.size() >= window || n < read.size());
+            }))
+        .onSuccess(more -> types.forEach(type -> metrics.delivery(type, "delivered")));
+  }
+
+  /** Writes a cursor batch's lines in seq order (each order's events in its order), counting each event's type. */
+  private static void logLines(List<Row> batch, boolean lines, List<OutboxEventType> types) {
+    batch.sort(Comparator.comparingLong(r -> r.getLong("seq")));
+    for (Row row : batch) {
+      if (lines && SINK_LOG.isDebugEnabled()) {
+        OutboxEvent e = OutboxEvent.of(row);
+        SINK_LOG.debug("{} {} order {}: {}", e.type(), e.id(), e.orderNo(), e.payloadJson());
+      }
+      types.add(OutboxEventType.valueOf(row.getString("type")));
+    }
+  }
+
+  /**
+   * How many of the cursor's rows (in {@code (tx, seq)} order) may be delivered together: the longest run from
+   * the first whose end is at or past every position its rows wait for ({@code wait_tx, wait_seq}: an earlier
+   * event of the order that comes later by xid). A run shorter than the rows is cut where the next row waits
+   * for something beyond it; 0 when the first row does.
+   */
+  static int deliverable(List<Row> rows) {
+    long needTx = Long.MIN_VALUE;
+    long needSeq = Long.MIN_VALUE;
+    int n = 0;
+    for (int i = 0; i < rows.size(); i++) {
+      Row row = rows.get(i);
+      Long waitTx = row.getLong("wait_tx");
+      if (waitTx != null) {
+        long waitSeq = row.getLong("wait_seq");
+        if (waitTx > needTx || (waitTx == needTx && waitSeq > needSeq)) {
+          needTx = waitTx;
+          needSeq = waitSeq;
+        }
+      }
+      long tx = row.getLong("tx");
+      long seq = row.getLong("seq");
+      if (tx > needTx || (tx == needTx && seq >= needSeq)) {
+        n = i + 1;
+      }
+    }
+    return n;
   }
 
   /**
@@ -378,6 +474,13 @@ public final class OutboxRelay extends VerticleBase {
    * with more than one connection's share of the database. Answers whether a batch was full.
    */
   private Future<Boolean> deliverToLog() {
+    long now = System.currentTimeMillis();
+    if (streamFound && !lastLogFound && now - lastLogMs < idleClaimMs) {
+      // The log events come as STREAM (OutboxConfig.streams, V18): this statement only finds those written
+      // without the stream setting, and while it finds none it runs at most every idleClaimMs.
+      return Future.succeededFuture(false);
+    }
+    lastLogMs = now;
     int lanes = logLanes;
     List<Future<LogBatch>> runs = new ArrayList<>(lanes);
     for (int i = 0; i < lanes; i++) {
@@ -385,12 +488,15 @@ public final class OutboxRelay extends VerticleBase {
     }
     return Future.all(runs).map(all -> {
       boolean full = false;
+      boolean found = false;
       for (Future<LogBatch> run : runs) {
         LogBatch batch = run.result();
         full |= batch.full();
+        found |= !batch.types().isEmpty();
         batch.types().forEach(type -> metrics.delivery(type, "delivered"));
       }
       logLanes = full ? config.concurrency() : 1;
+      lastLogFound = found;
       return full;
     });
   }
@@ -722,23 +828,22 @@ public final class OutboxRelay extends VerticleBase {
 
   /**
    * The retention: deletes delivered events older than {@code retentionHours} in batches of
-   * {@value #PRUNE_BATCH} until a batch comes back short, then waits {@code pruneIntervalMs}.
+   * {@value #PRUNE_BATCH} until a batch comes back short (those marked DELIVERED, then the STREAM events behind
+   * the cursor's marks, then those marks: V18), then waits {@code pruneIntervalMs}.
    */
-  private void prune(long deletedSoFar) {
+  private void prune() {
     if (stopped) {
       return;
     }
-    pool.preparedQuery(OutboxSql.PRUNE_DELIVERED)
-        .execute(Params.of(config.retentionHours() * 3600, PRUNE_BATCH))
+    double seconds = config.retentionHours() * 3600;
+    pruneBatches(OutboxSql.PRUNE_DELIVERED, seconds, 0)
+        .compose(delivered -> pruneBatches(OutboxSql.PRUNE_STREAMED, seconds, delivered))
+        .compose(total -> pool.preparedQuery(OutboxSql.PRUNE_MARKS).execute(Params.of(seconds)).map(total))
         .onComplete(ar -> {
           if (stopped) {
             return;
           }
-          if (ar.succeeded() && ar.result().rowCount() == PRUNE_BATCH) {
-            context.runOnContext(v -> prune(deletedSoFar + PRUNE_BATCH));
-            return;
-          }
-          long total = deletedSoFar + (ar.succeeded() ? ar.result().rowCount() : 0);
+          long total = ar.succeeded() ? ar.result() : 0;
           if (ar.failed()) {
             log.warn("outbox relay {}: pruning delivered events failed: {}", instanceId, ar.cause().toString());
           } else if (total > 0) {
@@ -760,10 +865,21 @@ public final class OutboxRelay extends VerticleBase {
               : Future.succeededFuture();
           vacuum.onComplete(v -> {
             if (!stopped) {
-              pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune(0));
+              pruneTimer = vertx.setTimer(config.pruneIntervalMs(), t -> prune());
             }
           });
         });
+  }
+
+  /** Runs one prune statement batch after batch until one comes back short; answers {@code soFar} plus the rows deleted. */
+  private Future<Long> pruneBatches(String sql, double seconds, long soFar) {
+    if (stopped) {
+      return Future.succeededFuture(soFar);
+    }
+    return pool.preparedQuery(sql).execute(Params.of(seconds, PRUNE_BATCH)).compose(rows -> {
+      long total = soFar + rows.rowCount();
+      return rows.rowCount() == PRUNE_BATCH ? pruneBatches(sql, seconds, total) : Future.succeededFuture(total);
+    });
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.ordergate.reminder;
 
+import dev.ordergate.db.OutboxSql;
+
 /**
  * The reminder path's SQL, kept in this package so that {@code ReminderPackageTest} can read every
  * statement the path can run from its class files: none of them writes {@code orders}.
@@ -25,14 +27,15 @@ final class ReminderSql {
           ON CONFLICT (order_no) DO NOTHING
           RETURNING order_no, due_at),
       events AS (
-          INSERT INTO outbox_events (type, order_no, payload)
+          INSERT INTO outbox_events (type, order_no, payload, status)
           SELECT 'NOTIFY_SMS', d.order_no, jsonb_build_object(
                      'template', $5::text, 'userId', d.user_id, 'orderNo', d.order_no,
-                     'params', jsonb_build_object('amountCents', d.amount_cents, 'expiresAt', d.expires_at))
+                     'params', jsonb_build_object('amountCents', d.amount_cents, 'expiresAt', d.expires_at)),
+                 {written}
           FROM due d JOIN sent s ON s.order_no = d.order_no
           ORDER BY d.order_no)
       SELECT order_no, greatest(0, extract(epoch FROM clock_timestamp() - due_at))::float8 AS lateness_seconds
-      FROM sent""";
+      FROM sent""".replace("{written}", OutboxSql.WRITTEN_STATUS);
 
   /**
    * The scan: pending orders whose reminder is due ({@code $1} seconds before expiry) and not yet

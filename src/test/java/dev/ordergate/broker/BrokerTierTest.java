@@ -177,7 +177,7 @@ class BrokerTierTest {
     try {
       List<String> before = create(apps, prefix + "-A", 16, 7);
       assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10),
-          () -> app.count("SELECT count(*) FROM outbox_events WHERE type = 'ORDER_TIMEOUT' AND status = 'DELIVERED'") == 16),
+          () -> app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'ORDER_TIMEOUT' AND status = 'DELIVERED'") == 16),
           "published (confirmed) before the outage");
 
       vhost.denyAccess();
@@ -193,11 +193,11 @@ class BrokerTierTest {
         assertTrue(SweepFixtures.eventually(Duration.ofSeconds(20), () -> cancelled(app, during) == during.size()),
             "the fallback cancels what falls due while the broker is down");
         // Their ORDER_TIMEOUT events cannot be published, and hold up none of their orders' other events.
-        assertTrue(SweepFixtures.eventually(Duration.ofSeconds(5), () -> app.count("SELECT count(*) FROM outbox_events "
+        assertTrue(SweepFixtures.eventually(Duration.ofSeconds(5), () -> app.count("SELECT count(*) FROM outbox_events_shown "
             + "WHERE type = 'ORDER_CANCELLED' AND status = 'DELIVERED' AND order_no LIKE $1", prefix + "-B%") == during.size()));
         assertTrue(apps.stream().mapToDouble(a -> a.metric("ordergate.broker.published", "result", "not_connected")).sum() > 0,
             "the timeout messages were tried and refused while the broker was away");
-        assertEquals(0, app.count("SELECT count(*) FROM outbox_events WHERE status = 'DEAD'"));
+        assertEquals(0, app.count("SELECT count(*) FROM outbox_events_shown WHERE status = 'DEAD'"));
         assertTrue(System.nanoTime() - outageStarted < 6_500_000_000L, "still inside the outage (orders A expire at 7 s)");
       } finally {
         vhost.allowAccess();
@@ -303,7 +303,7 @@ class BrokerTierTest {
         SELECT o.order_no, o.status, o.closed_by,
                (SELECT count(*) FROM order_transitions t WHERE t.order_no = o.order_no AND t.from_status = 'PENDING_PAYMENT') AS exits,
                (SELECT string_agg(t.source, ',') FROM order_transitions t WHERE t.order_no = o.order_no AND t.from_status = 'PENDING_PAYMENT') AS src,
-               (SELECT count(*) FROM outbox_events e WHERE e.order_no = o.order_no AND e.type = 'ORDER_CANCELLED') AS events,
+               (SELECT count(*) FROM outbox_events_shown e WHERE e.order_no = o.order_no AND e.type = 'ORDER_CANCELLED') AS events,
                (SELECT count(*) FROM inventory_ledger l WHERE l.order_no = o.order_no AND l.kind = 'RETURN') AS returns
         FROM orders o WHERE o.order_no = ANY($1::text[])""", (Object) nos);
     assertEquals(orderNos.size(), rows.size());

@@ -139,7 +139,7 @@ abstract class ChannelContract {
     assertNotNull(noted.get(0).getString("payload"), "the verified payload is kept");
     assertEquals(4, noted.get(0).getInteger("deliveries"));
     assertEquals(0, app.count("SELECT count(*) FROM exception_orders"));
-    assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE type = 'ORDER_PAID'"));
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'ORDER_PAID'"));
   }
 
   @Test

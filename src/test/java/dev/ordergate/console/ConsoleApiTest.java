@@ -284,7 +284,7 @@ class ConsoleApiTest {
     Runnable newDead = () -> app.pool.query("INSERT INTO outbox_events (type, order_no, payload, status) "
         + "VALUES ('NOTIFY_SMS', 'O', '{}', 'DEAD')").execute().await();
     IntStream.range(0, 9).forEach(i -> newDead.run());
-    List<Long> seqs = app.rows("SELECT seq FROM outbox_events").stream().map(r -> r.getLong(0)).toList();
+    List<Long> seqs = app.rows("SELECT seq FROM outbox_events_shown").stream().map(r -> r.getLong(0)).toList();
     assertNewestFirstOnce(seqs, walk("/admin/outbox?status=DEAD&limit=4", s, "seq", newDead));
 
     Runnable newRun = () -> app.pool.query("INSERT INTO sweep_runs (instance_id) VALUES ('i')").execute().await();

@@ -72,8 +72,8 @@ class CallbackCoalescerTest extends AppTest {
     assertEquals(40, app.count("SELECT count(*) FROM orders WHERE status = 'PAID'"));
     assertEquals(40, app.count("SELECT count(*) FROM order_transitions WHERE to_status = 'PAID'"));
     assertEquals(41, app.count("SELECT count(*) FROM exception_orders"));
-    assertEquals(40, app.count("SELECT count(*) FROM outbox_events WHERE type = 'ORDER_PAID'"));
-    assertEquals(40, app.count("SELECT count(DISTINCT order_no) FROM outbox_events WHERE type = 'ORDER_PAID'"));
+    assertEquals(40, app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'ORDER_PAID'"));
+    assertEquals(40, app.count("SELECT count(DISTINCT order_no) FROM outbox_events_shown WHERE type = 'ORDER_PAID'"));
   }
 
   @Test

@@ -59,7 +59,7 @@ class CancelExpiredTest extends AppTest {
     Map<String, ExpiryCancel> again = gate.cancelExpired(List.of("EXP"), TransitionSource.TIMEOUT_MESSAGE, "test", "ref").await();
     assertEquals(ExpiryCancel.Kind.CLOSED, again.get("EXP").kind());
     assertEquals(1, app.count("SELECT count(*) FROM order_transitions WHERE order_no = 'EXP' AND source = 'TIMEOUT_MESSAGE'"));
-    assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'EXP' AND type = 'ORDER_CANCELLED'"));
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_events_shown WHERE order_no = 'EXP' AND type = 'ORDER_CANCELLED'"));
   }
 
   @Test

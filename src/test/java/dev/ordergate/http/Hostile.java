@@ -108,7 +108,7 @@ final class Hostile {
     app.callback(TestApp.payment("T-UNKNOWN", "NOSUCHORDER", 50_000));
     long exceptionId = app.rows("SELECT id FROM exception_orders").get(0).getLong(0);
     String dead = app.rows("UPDATE outbox_events SET status = 'DEAD', last_error = 'fixture' "
-        + "WHERE id = (SELECT id FROM outbox_events ORDER BY seq LIMIT 1) RETURNING id::text").get(0).getString(0);
+        + "WHERE id = (SELECT id FROM outbox_events_shown ORDER BY seq LIMIT 1) RETURNING id::text").get(0).getString(0);
     return new Fixture(exceptionId, dead);
   }
 

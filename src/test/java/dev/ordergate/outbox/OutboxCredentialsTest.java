@@ -38,7 +38,7 @@ class OutboxCredentialsTest {
         long amount = app.createOrder(order("O1", "u1", null, "A", 1, 500)).getLong("amountCents");
         app.callback(payment("T1", "O1", amount));
         eventually("the sink was called and failed", () -> !endpoint.at("/paid").isEmpty()
-            && app.count("SELECT count(*) FROM outbox_events WHERE last_error IS NOT NULL") > 0);
+            && app.count("SELECT count(*) FROM outbox_events_shown WHERE last_error IS NOT NULL") > 0);
         JsonArray pending = expect(app.call(HttpMethod.GET, "/admin/outbox?status=PENDING", null, true), 200)
             .bodyAsJsonArray();
         String listed = pending.encode();

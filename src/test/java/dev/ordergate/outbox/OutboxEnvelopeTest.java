@@ -35,7 +35,7 @@ class OutboxEnvelopeTest extends AppTest {
     List<OutboxEvent> out = new ArrayList<>();
     // The columns of the relay's claim, payload as text.
     for (Row r : app.rows("""
-        SELECT id, seq, type, order_no, payload::text AS payload, attempts, created_at FROM outbox_events
+        SELECT id, seq, type, order_no, payload::text AS payload, attempts, created_at FROM outbox_events_shown
         WHERE starts_with(order_no, $1) ORDER BY seq""", prefix + '"')) {
       out.add(OutboxEvent.of(r));
     }
@@ -43,7 +43,7 @@ class OutboxEnvelopeTest extends AppTest {
   }
 
   private static void assertEnvelope(OutboxEvent e, JsonObject envelope) {
-    JsonObject stored = (JsonObject) app.rows("SELECT payload FROM outbox_events WHERE id = $1", e.id()).get(0)
+    JsonObject stored = (JsonObject) app.rows("SELECT payload FROM outbox_events_shown WHERE id = $1", e.id()).get(0)
         .getValue("payload");
     assertEquals(new JsonObject()
         .put("eventId", e.id().toString())

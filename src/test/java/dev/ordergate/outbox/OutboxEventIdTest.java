@@ -45,7 +45,7 @@ class OutboxEventIdTest extends AppTest {
     }
     long after = System.currentTimeMillis();
 
-    List<Row> events = app.rows("SELECT id, seq FROM outbox_events WHERE order_no LIKE 'V7-%' ORDER BY seq");
+    List<Row> events = app.rows("SELECT id, seq FROM outbox_events_shown WHERE order_no LIKE 'V7-%' ORDER BY seq");
     assertEquals(60, events.size(), "ORDER_PAID and NOTIFY_SMS for each of 30 orders");
     Set<UUID> seen = new HashSet<>();
     long lastMs = 0;

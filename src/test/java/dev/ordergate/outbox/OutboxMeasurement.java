@@ -50,7 +50,7 @@ class OutboxMeasurement {
             ids.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), oc, Map.of(),
                 app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "m" + r)).await());
           }
-          eventually("all delivered", () -> app.count("SELECT count(*) FROM outbox_events WHERE status = 'PENDING'") == 0);
+          eventually("all delivered", () -> app.count("SELECT count(*) FROM outbox_events_shown WHERE status = 'PENDING'") == 0);
           double secs = (System.nanoTime() - t0) / 1e9;
           System.out.printf("MEASURE relays=%d events=%d seconds=%.2f events/s=%.0f received=%d%n",
               relays, events, secs, events / secs, endpoint.received.size());

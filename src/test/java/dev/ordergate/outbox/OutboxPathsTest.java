@@ -86,7 +86,7 @@ class OutboxPathsTest {
       app.rows("""
           INSERT INTO outbox_events (type, order_no, payload)
           SELECT 'NOTIFY_SMS', 'P' || g, '{}'::jsonb FROM generate_series(1, 10) g""");
-      app.rows("UPDATE outbox_floor SET lo = (SELECT min(tx) FROM outbox_events)");
+      app.rows("UPDATE outbox_floor SET lo = (SELECT min(tx) FROM outbox_events_shown)");
       app.rows("ANALYZE outbox_events");
       app.rows("""
           INSERT INTO outbox_events (type, order_no, payload, status, delivered_at, tx)

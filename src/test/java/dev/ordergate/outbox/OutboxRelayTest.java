@@ -90,7 +90,7 @@ class OutboxRelayTest {
   }
 
   private long undelivered() {
-    return app.count("SELECT count(*) FROM outbox_events WHERE status <> 'DELIVERED'");
+    return app.count("SELECT count(*) FROM outbox_events_shown WHERE status <> 'DELIVERED'");
   }
 
   private double delivered() {
@@ -118,7 +118,7 @@ class OutboxRelayTest {
     for (int i = 0; i < n; i++) {
       String orderNo = "O" + i;
       String status = app.getOrder(orderNo).getString("status");
-      List<Row> events = app.rows("SELECT type, payload FROM outbox_events WHERE order_no = $1 ORDER BY seq", orderNo);
+      List<Row> events = app.rows("SELECT type, payload FROM outbox_events_shown WHERE order_no = $1 ORDER BY seq", orderNo);
       List<String> types = events.stream().map(r -> r.getString("type")).toList();
       String template = ((JsonObject) events.get(1).getValue("payload")).getString("template");
       if ("PAID".equals(status)) {
@@ -134,7 +134,7 @@ class OutboxRelayTest {
             .get(0).getString(0));
       }
     }
-    assertEquals(2L * n, app.count("SELECT count(*) FROM outbox_events"));
+    assertEquals(2L * n, app.count("SELECT count(*) FROM outbox_events_shown"));
     System.out.printf("race: %d of %d orders paid, %d cancelled%n", paid, n, n - paid);
   }
 
@@ -148,9 +148,9 @@ class OutboxRelayTest {
       app.call(HttpMethod.POST, "/api/orders/O1/cancel", null, false);
     }
     assertEquals(List.of("ORDER_PAID", "NOTIFY_SMS"), app.rows(
-        "SELECT type FROM outbox_events WHERE order_no = 'O1' ORDER BY seq").stream().map(r -> r.getString(0)).toList());
+        "SELECT type FROM outbox_events_shown WHERE order_no = 'O1' ORDER BY seq").stream().map(r -> r.getString(0)).toList());
     assertEquals(List.of("ORDER_CANCELLED", "NOTIFY_SMS"), app.rows(
-        "SELECT type FROM outbox_events WHERE order_no = 'O2' ORDER BY seq").stream().map(r -> r.getString(0)).toList());
+        "SELECT type FROM outbox_events_shown WHERE order_no = 'O2' ORDER BY seq").stream().map(r -> r.getString(0)).toList());
   }
 
   @Test
@@ -182,7 +182,7 @@ class OutboxRelayTest {
     assertNotNull(sms.body().getString("createdAt"));
     JsonObject paid = endpoint.at("/sink/ORDER_PAID").get(0).body().getJsonObject("payload");
     assertEquals("A", paid.getJsonArray("items").getJsonObject(0).getString("sku"));
-    assertEquals(4, app.count("SELECT coalesce(sum(attempts), 0) - count(*) FROM outbox_events WHERE type = 'ORDER_PAID'"));
+    assertEquals(4, app.count("SELECT coalesce(sum(attempts), 0) - count(*) FROM outbox_events_shown WHERE type = 'ORDER_PAID'"));
   }
 
   @Test
@@ -198,7 +198,7 @@ class OutboxRelayTest {
     relays.remove(first);
     assertEquals(2L * orders, undelivered(), "nothing was marked by the stopped relay");
     // Each ORDER_PAID is in flight, and its NOTIFY_SMS claimed behind it (delivered right after it).
-    assertEquals(2L * orders, app.count("SELECT count(*) FROM outbox_events WHERE claimed_until > now()"));
+    assertEquals(2L * orders, app.count("SELECT count(*) FROM outbox_events_shown WHERE claimed_until > now()"));
 
     deployRelay("relay-b", 10, 60_000, 30_000);
     // Time passes: the stopped relay's leases run out (instead of waiting a minute, move them).
@@ -206,7 +206,7 @@ class OutboxRelayTest {
         .execute().await();
     eventually("every event is delivered", () -> undelivered() == 0);
 
-    List<Row> events = app.rows("SELECT id, type, attempts FROM outbox_events ORDER BY seq");
+    List<Row> events = app.rows("SELECT id, type, attempts FROM outbox_events_shown ORDER BY seq");
     assertEquals(2 * orders, events.size());
     for (Row e : events) {
       String id = e.getUUID("id").toString();
@@ -233,7 +233,7 @@ class OutboxRelayTest {
     endpoint.held.forEach(req -> req.response().setStatusCode(200).end());
     stopping.await();
     // The orders' later events (SMS) wait behind these and stay for the next relay.
-    assertEquals(orders, app.count("SELECT count(*) FROM outbox_events WHERE type = 'ORDER_PAID' AND status = 'DELIVERED'"),
+    assertEquals(orders, app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'ORDER_PAID' AND status = 'DELIVERED'"),
         "deliveries finished during the stop were not marked");
   }
 
@@ -253,7 +253,7 @@ class OutboxRelayTest {
     assertEquals(2 * orders, keys.size());
     assertEquals(deliveredBefore + 2 * orders, delivered());
     Set<String> by = new HashSet<>();
-    app.rows("SELECT DISTINCT claimed_by FROM outbox_events").forEach(r -> by.add(r.getString(0)));
+    app.rows("SELECT DISTINCT claimed_by FROM outbox_events_shown").forEach(r -> by.add(r.getString(0)));
     assertFalse(by.isEmpty());
     System.out.printf("two relays: delivered %d events, claimed by %s%n", keys.size(), by);
   }
@@ -278,17 +278,17 @@ class OutboxRelayTest {
           INSERT INTO outbox_events (type, order_no, payload)
           SELECT 'ORDER_PAID', 'F' || g, '{}'::jsonb FROM generate_series(1, 60) g ORDER BY g""");
       eventually("the later events are delivered", () -> app.count(
-          "SELECT count(*) FROM outbox_events WHERE order_no LIKE 'F%' AND status = 'DELIVERED'") == 60);
+          "SELECT count(*) FROM outbox_events_shown WHERE order_no LIKE 'F%' AND status = 'DELIVERED'") == 60);
       late.query("COMMIT").execute().await();
     } finally {
       late.close().await();
     }
     long committedAt = System.nanoTime();
     eventually("the late event is delivered", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE order_no = 'LATE' AND status = 'DELIVERED'") == 1);
+        "SELECT count(*) FROM outbox_events_shown WHERE order_no = 'LATE' AND status = 'DELIVERED'") == 1);
     long waitedMs = (System.nanoTime() - committedAt) / 1_000_000;
-    assertTrue(app.rows("SELECT (SELECT seq FROM outbox_events WHERE order_no = 'LATE') "
-        + "< (SELECT min(seq) FROM outbox_events WHERE order_no LIKE 'F%')").get(0).getBoolean(0),
+    assertTrue(app.rows("SELECT (SELECT seq FROM outbox_events_shown WHERE order_no = 'LATE') "
+        + "< (SELECT min(seq) FROM outbox_events_shown WHERE order_no LIKE 'F%')").get(0).getBoolean(0),
         "the late event's seq is below every event delivered before it committed");
     System.out.printf("late event below the floor delivered %d ms after its commit%n", waitedMs);
   }
@@ -347,7 +347,7 @@ class OutboxRelayTest {
     // One event per POST would be 3 x 30 ORDER_PAID + 30 SMS = 120 POSTs.
     assertTrue(posts <= 20, "batched: " + posts + " POSTs for " + 2 * orders + " events (2 of them failed)");
     assertFalse(failedTries.isEmpty());
-    for (Row row : app.rows("SELECT id::text, type, attempts FROM outbox_events")) {
+    for (Row row : app.rows("SELECT id::text, type, attempts FROM outbox_events_shown")) {
       assertEquals(1 + failedTries.getOrDefault(row.getString(0), 0), row.getInteger(2),
           row.getString(1) + " " + row.getString(0) + ": one attempt per POST that carried it");
     }
@@ -368,37 +368,21 @@ class OutboxRelayTest {
         SELECT (ARRAY['ORDER_PAID', 'NOTIFY_SMS'])[1 + k % 2], 'L' || o, jsonb_build_object('k', k)
         FROM generate_series(1, $2::int) k CROSS JOIN generate_series(1, $1::int) o
         ORDER BY k, o""", orders, perOrder);
-    List<Object[]> lines = java.util.Collections.synchronizedList(new ArrayList<>());
-    ch.qos.logback.classic.Logger sink = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
-        .getLogger("dev.ordergate.outbox.LogSink");
-    ch.qos.logback.classic.Level level = sink.getLevel();
-    ch.qos.logback.core.AppenderBase<ch.qos.logback.classic.spi.ILoggingEvent> capture = new ch.qos.logback.core.AppenderBase<>() {
-      @Override
-      protected void append(ch.qos.logback.classic.spi.ILoggingEvent e) {
-        lines.add(e.getArgumentArray());
-      }
-    };
-    capture.start();
-    sink.addAppender(capture);
-    sink.setLevel(ch.qos.logback.classic.Level.DEBUG);
-    try {
+    List<SinkLines.Line> lines;
+    try (SinkLines sink = new SinkLines()) {
       for (String name : List.of("lanes-a", "lanes-b")) {
         OutboxConfig config = new OutboxConfig(true, 100, 3, 5, 20, 1_000, 60_000, 5_000, Map.of(), 72, 60_000, 4, Map.of());
         relays.add(app.vertx.deployVerticle(new OutboxRelay(app.verticle.pool(), config, Map.of(),
             app.verticle.outboxMetrics(), app.verticle.outboxSignal(), name)).await());
       }
       eventually("every event is delivered", () -> undelivered() == 0);
-    } finally {
-      sink.detachAppender(capture);
-      sink.setLevel(level);
+      lines = sink.lines();
     }
     Map<String, Long> seqOf = new HashMap<>();
-    app.rows("SELECT id::text, seq FROM outbox_events").forEach(r -> seqOf.put(r.getString(0), r.getLong(1)));
+    app.rows("SELECT id::text, seq FROM outbox_events_shown").forEach(r -> seqOf.put(r.getString(0), r.getLong(1)));
     Map<String, List<Long>> logged = new HashMap<>();
-    synchronized (lines) {
-      for (Object[] args : lines) {
-        logged.computeIfAbsent(String.valueOf(args[2]), k -> new ArrayList<>()).add(seqOf.get(String.valueOf(args[1])));
-      }
+    for (SinkLines.Line line : lines) {
+      logged.computeIfAbsent(line.orderNo(), k -> new ArrayList<>()).add(seqOf.get(line.eventId()));
     }
     assertEquals(orders, logged.size());
     for (Map.Entry<String, List<Long>> e : logged.entrySet()) {
@@ -407,7 +391,7 @@ class OutboxRelayTest {
       assertEquals(seqs.stream().sorted().toList(), seqs, e.getKey() + ": logged in seq order");
     }
     Set<String> by = new HashSet<>();
-    app.rows("SELECT DISTINCT claimed_by FROM outbox_events").forEach(r -> by.add(r.getString(0)));
+    app.rows("SELECT DISTINCT claimed_by FROM outbox_events_shown").forEach(r -> by.add(r.getString(0)));
     assertEquals(Set.of("lanes-a", "lanes-b"), by, "both relays delivered");
   }
 
@@ -427,7 +411,7 @@ class OutboxRelayTest {
     paidOrders(10);
     eventually("every event is delivered", () -> undelivered() == 0);
     // delivered_at is the delivering statement's transaction time: one value per statement.
-    long statements = app.count("SELECT count(DISTINCT delivered_at) FROM outbox_events");
+    long statements = app.count("SELECT count(DISTINCT delivered_at) FROM outbox_events_shown");
     assertTrue(statements <= 3, "20 events gathered into " + statements + " statements");
   }
 
@@ -452,7 +436,7 @@ class OutboxRelayTest {
       Thread.sleep(40);
     }
     eventually("every event is delivered", () -> undelivered() == 0);
-    long statements = app.count("SELECT count(DISTINCT delivered_at) FROM outbox_events");
+    long statements = app.count("SELECT count(DISTINCT delivered_at) FROM outbox_events_shown");
     System.out.printf("10 paid orders: %d log statements, %d claims%n", statements, relay.claimStatements());
     assertTrue(statements >= 4, "the orders left in " + statements + " log statements: not a burst of cycles");
     assertTrue(relay.claimStatements() <= 3, relay.claimStatements() + " claims for " + statements + " cycles");
@@ -520,13 +504,13 @@ class OutboxRelayTest {
           + "RETURNING tx", "S" + i).get(0).getLong(0);
     }
     eventually("the log events are delivered", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE type = 'NOTIFY_SMS' AND status = 'DELIVERED'") == 20);
+        "SELECT count(*) FROM outbox_events_shown WHERE type = 'NOTIFY_SMS' AND status = 'DELIVERED'") == 20);
     long lastTx = last;
     long floor = app.count("SELECT lo FROM outbox_floor");
     eventually("the claim's frontier passed the log events (floor " + floor + ", last " + lastTx + ")",
         () -> relay.claimFrontier() > lastTx);
     assertTrue(app.count("SELECT lo FROM outbox_floor") <= app.count(
-        "SELECT tx FROM outbox_events WHERE order_no = 'H1'"), "the floor stayed at the event in flight");
+        "SELECT tx FROM outbox_events_shown WHERE order_no = 'H1'"), "the floor stayed at the event in flight");
   }
 
   /**
@@ -544,14 +528,14 @@ class OutboxRelayTest {
     expect(app.call(HttpMethod.POST, "/api/orders/C1/cancel", null, false), 200);
     eventually("every event is delivered", () -> undelivered() == 0);
     for (int i = 0; i < 5; i++) {
-      Row r = app.rows("SELECT (SELECT delivered_at FROM outbox_events WHERE order_no = $1 AND type = 'ORDER_PAID') "
-          + "< (SELECT delivered_at FROM outbox_events WHERE order_no = $1 AND type = 'NOTIFY_SMS')", "O" + i).get(0);
+      Row r = app.rows("SELECT (SELECT delivered_at FROM outbox_events_shown WHERE order_no = $1 AND type = 'ORDER_PAID') "
+          + "< (SELECT delivered_at FROM outbox_events_shown WHERE order_no = $1 AND type = 'NOTIFY_SMS')", "O" + i).get(0);
       assertTrue(r.getBoolean(0), "O" + i + ": the SMS (log sink) was delivered after ORDER_PAID (webhook)");
     }
     assertEquals(5, endpoint.received.stream().map(FakeEndpoint.Received::idempotencyKey).distinct().count());
     // C1's two events went to the log sink, both in order, once; every event counted delivered once.
     assertEquals(List.of("ORDER_CANCELLED", "NOTIFY_SMS"), app.rows(
-        "SELECT type FROM outbox_events WHERE order_no = 'C1' ORDER BY delivered_at, seq").stream()
+        "SELECT type FROM outbox_events_shown WHERE order_no = 'C1' ORDER BY delivered_at, seq").stream()
         .map(r -> r.getString(0)).toList());
     eventually("the delivered counter caught up", () -> delivered() >= deliveredBefore + 12);
     assertEquals(deliveredBefore + 12, delivered());
@@ -574,9 +558,9 @@ class OutboxRelayTest {
     app.rows("INSERT INTO outbox_events (type, order_no, payload, exception_id, status, delivered_at) "
         + "SELECT 'REFUND_REQUESTED', 'X1', '{}'::jsonb, id, 'DELIVERED', now() - interval '1 day' FROM exception_orders");
     eventually("the 60 paid-order events are delivered and then pruned", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE order_no LIKE 'O%'") == 0);
-    assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE type = 'REFUND_REQUESTED'"));
-    assertEquals(2, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'C1' AND status = 'PENDING'"),
+        "SELECT count(*) FROM outbox_events_shown WHERE order_no LIKE 'O%'") == 0);
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'REFUND_REQUESTED'"));
+    assertEquals(2, app.count("SELECT count(*) FROM outbox_events_shown WHERE order_no = 'C1' AND status = 'PENDING'"),
         "C1's failing ORDER_CANCELLED stays pending (and its SMS waits behind it)");
     assertTrue(app.metric("ordergate.outbox.pruned") >= 60);
   }
@@ -596,22 +580,22 @@ class OutboxRelayTest {
         app.verticle.outboxMetrics(), app.verticle.outboxSignal(), "retry-lane")).await());
     paidOrders(1);
     eventually("O0's ORDER_PAID waits for a retry", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE order_no = 'O0' AND type = 'ORDER_PAID' AND lane = 'RETRY'") == 1);
+        "SELECT count(*) FROM outbox_events_shown WHERE order_no = 'O0' AND type = 'ORDER_PAID' AND lane = 'RETRY'") == 1);
     long late = app.rows("INSERT INTO outbox_events (type, order_no, payload) "
         + "VALUES ('ORDER_CANCELLED', 'O0', '{}') RETURNING tx").get(0).getLong(0);
     // Later events of other orders go on being delivered past it.
     app.rows("INSERT INTO outbox_events (type, order_no, payload) SELECT 'ORDER_CANCELLED', 'P' || g, '{}'::jsonb "
         + "FROM generate_series(1, 5) g ORDER BY g");
     eventually("the late event moved to lane RETRY", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE order_no = 'O0' AND type = 'ORDER_CANCELLED' AND lane = 'RETRY'") == 1);
+        "SELECT count(*) FROM outbox_events_shown WHERE order_no = 'O0' AND type = 'ORDER_CANCELLED' AND lane = 'RETRY'") == 1);
     eventually("the recorded floor passed it", () -> app.count("SELECT lo FROM outbox_floor") > late);
     eventually("the later events of other orders are delivered", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE order_no LIKE 'P%' AND status = 'DELIVERED'") == 5);
-    assertEquals(3, app.count("SELECT count(*) FROM outbox_events WHERE order_no = 'O0' AND status = 'PENDING'"));
+        "SELECT count(*) FROM outbox_events_shown WHERE order_no LIKE 'P%' AND status = 'DELIVERED'") == 5);
+    assertEquals(3, app.count("SELECT count(*) FROM outbox_events_shown WHERE order_no = 'O0' AND status = 'PENDING'"));
 
     failing[0] = false;
     eventually("every event is delivered", () -> undelivered() == 0);
-    List<String> o0 = app.rows("SELECT type FROM outbox_events WHERE order_no = 'O0' ORDER BY delivered_at, seq")
+    List<String> o0 = app.rows("SELECT type FROM outbox_events_shown WHERE order_no = 'O0' ORDER BY delivered_at, seq")
         .stream().map(r -> r.getString(0)).toList();
     assertEquals(List.of("ORDER_PAID", "NOTIFY_SMS", "ORDER_CANCELLED"), o0, "O0's events left in seq order");
     List<String> got = endpoint.received.stream().filter(r -> r.path().equals("/sink/ORDER_CANCELLED"))

@@ -98,7 +98,7 @@ class RefundTest {
     assertEquals(amount, body.getLong("amountCents"));
     assertEquals("LATE_AFTER_CANCEL", body.getString("reason"));
     assertEquals(1, app.count("SELECT count(*) FROM exception_orders"));
-    assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE type = 'REFUND_REQUESTED'"));
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'REFUND_REQUESTED'"));
 
     JsonObject ex = exception(id);
     assertEquals("REFUNDED", ex.getString("status"));
@@ -129,7 +129,7 @@ class RefundTest {
     assertEquals("MANUAL_REVIEW", ex.getString("status"));
     assertEquals(List.of("OPENED", "MANUAL_REVIEW"), events(ex));
     assertTrue(ex.getJsonArray("history").getJsonObject(1).getString("detail").contains("above autoRefundMaxCents"));
-    assertEquals(0, app.count("SELECT count(*) FROM outbox_events WHERE type = 'REFUND_REQUESTED'"));
+    assertEquals(0, app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'REFUND_REQUESTED'"));
     assertEquals(0, ex.getJsonArray("refundRequests").size());
   }
 
@@ -142,7 +142,7 @@ class RefundTest {
     app.createOrder(order("O2", "u1", null, "A", 1, 500));
     assertEquals("AMOUNT_MISMATCH", app.callback(payment("T2", "O2", 499)).getString("outcome"));
     assertEquals("MANUAL_REVIEW", exceptionStatus(exceptionId("T2")));
-    assertEquals(1, app.count("SELECT count(*) FROM outbox_events WHERE type = 'REFUND_REQUESTED'"));
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_events_shown WHERE type = 'REFUND_REQUESTED'"));
   }
 
   @Test
@@ -161,7 +161,7 @@ class RefundTest {
       assertEquals(key, r.idempotencyKey(), "the same key on every retry");
       assertEquals(key, r.body().getString("refundId"));
     });
-    var event = app.rows("SELECT status, attempts FROM outbox_events WHERE type = 'REFUND_REQUESTED'").get(0);
+    var event = app.rows("SELECT status, attempts FROM outbox_events_shown WHERE type = 'REFUND_REQUESTED'").get(0);
     assertEquals("DELIVERED", event.getString("status"));
     assertEquals(3, event.getInteger("attempts"));
     assertEquals(retriesBefore + 2, app.metric("ordergate.outbox.delivery", "type", "REFUND_REQUESTED", "result", "retry"));

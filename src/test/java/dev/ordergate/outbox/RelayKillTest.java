@@ -78,12 +78,12 @@ class RelayKillTest {
             .collect(Collectors.toCollection(java.util.HashSet::new));
         killedAt = endpoint.received.size();
         service.kill();
-        long deliveredAtKill = count(pool, "SELECT count(*) FROM outbox_events WHERE status = 'DELIVERED'");
+        long deliveredAtKill = count(pool, "SELECT count(*) FROM outbox_events_shown WHERE status = 'DELIVERED'");
         // On a loaded machine a held delivery may pass its httpTimeoutMs before the kill and be retried, and that
         // retry answered: it is no longer cut off by the kill. The ones the kill cut off are the held ones still
         // undelivered.
         Set<String> deliveredIds = new java.util.HashSet<>();
-        pool.query("SELECT id::text FROM outbox_events WHERE status = 'DELIVERED'").execute().await()
+        pool.query("SELECT id::text FROM outbox_events_shown WHERE status = 'DELIVERED'").execute().await()
             .forEach(r -> deliveredIds.add(r.getString(0)));
         inFlight.removeAll(deliveredIds);
         assertTrue(deliveredAtKill < 2L * orders, "the kill came before the end: " + deliveredAtKill + " delivered");
@@ -91,10 +91,10 @@ class RelayKillTest {
         service.restart();
         assertTrue(service.awaitReady(120_000), "the service came back (log " + service.logFile() + ")");
         eventually("every event is delivered after the restart",
-            () -> count(pool, "SELECT count(*) FROM outbox_events WHERE status <> 'DELIVERED'") == 0);
+            () -> count(pool, "SELECT count(*) FROM outbox_events_shown WHERE status <> 'DELIVERED'") == 0);
       }
       Map<String, String> paidIds = new HashMap<>();
-      for (Row r : pool.query("SELECT id::text, order_no FROM outbox_events WHERE type = 'ORDER_PAID'").execute().await()) {
+      for (Row r : pool.query("SELECT id::text, order_no FROM outbox_events_shown WHERE type = 'ORDER_PAID'").execute().await()) {
         paidIds.put(r.getString(0), r.getString(1));
       }
       Set<String> received = endpoint.received.stream().map(FakeEndpoint.Received::idempotencyKey)
@@ -108,7 +108,7 @@ class RelayKillTest {
       assertTrue(!inFlight.isEmpty() && again.containsAll(inFlight),
           "each of the " + inFlight.size() + " deliveries the kill cut off was made again after the restart");
       assertEquals(0, count(pool, """
-          SELECT count(*) FROM outbox_events p JOIN outbox_events s ON s.order_no = p.order_no
+          SELECT count(*) FROM outbox_events_shown p JOIN outbox_events s ON s.order_no = p.order_no
           WHERE p.type = 'ORDER_PAID' AND s.type = 'NOTIFY_SMS' AND s.delivered_at < p.delivered_at"""),
           "each SMS (log sink) was delivered after its order's ORDER_PAID");
     } finally {

@@ -89,11 +89,11 @@ class SlowSinkTest {
     assertEquals("LATE_AFTER_CANCEL", app.callback(payment("T-L1", "L1", late)).getString("outcome"));
 
     eventually("the stuck ORDER_PAID and refund request are DEAD", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE status = 'DEAD' AND type IN ('ORDER_PAID', 'REFUND_REQUESTED')") == 2);
+        "SELECT count(*) FROM outbox_events_shown WHERE status = 'DEAD' AND type IN ('ORDER_PAID', 'REFUND_REQUESTED')") == 2);
     // The order's next event (NOTIFY_SMS, to the log sink) flows once the stuck one is dead.
     eventually("P1's NOTIFY_SMS is delivered", () -> app.count(
-        "SELECT count(*) FROM outbox_events WHERE order_no = 'P1' AND type = 'NOTIFY_SMS' AND status = 'DELIVERED'") == 1);
-    assertEquals(0, app.count("SELECT count(*) FROM outbox_events WHERE attempts > $1", MAX_ATTEMPTS));
+        "SELECT count(*) FROM outbox_events_shown WHERE order_no = 'P1' AND type = 'NOTIFY_SMS' AND status = 'DELIVERED'") == 1);
+    assertEquals(0, app.count("SELECT count(*) FROM outbox_events_shown WHERE attempts > $1", MAX_ATTEMPTS));
     assertEquals("REFUND_FAILED", app.rows("SELECT status FROM exception_orders WHERE order_no = 'L1'").get(0).getString(0));
     for (var e : deliveries.entrySet()) {
       assertTrue(e.getValue().get() <= MAX_ATTEMPTS, e.getKey() + " was delivered " + e.getValue() + " times");

@@ -106,7 +106,7 @@ class GatewayRefundTest {
   }
 
   private static Row refundEvent(String orderNo) {
-    return app.rows("SELECT id, status, attempts FROM outbox_events WHERE type = 'REFUND_REQUESTED' AND order_no = $1",
+    return app.rows("SELECT id, status, attempts FROM outbox_events_shown WHERE type = 'REFUND_REQUESTED' AND order_no = $1",
         orderNo).get(0);
   }
 

@@ -93,7 +93,7 @@ class RedisReminderTest {
     assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> app.verticle.reminders().redisSubscribed()));
     create("BACK", 5);
     assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> sent("BACK%", "REDIS_EXPIRY") == 5));
-    assertEquals(19, app.count("SELECT count(*) FROM outbox_events WHERE payload->>'template' = 'payment_reminder' "
+    assertEquals(19, app.count("SELECT count(*) FROM outbox_events_shown WHERE payload->>'template' = 'payment_reminder' "
         + "AND (order_no LIKE 'EV%' OR order_no LIKE 'GAP%' OR order_no LIKE 'BACK%')"));
   }
 

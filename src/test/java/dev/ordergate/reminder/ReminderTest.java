@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ReminderTest {
 
   private static final String REMINDERS_SQL =
-      "SELECT count(*) FROM outbox_events WHERE type = 'NOTIFY_SMS' AND payload->>'template' = 'payment_reminder'";
+      "SELECT count(*) FROM outbox_events_shown WHERE type = 'NOTIFY_SMS' AND payload->>'template' = 'payment_reminder'";
 
   private static DbUrl db;
   private static TestApp one;
@@ -121,7 +121,7 @@ class ReminderTest {
       assertEquals(before, snapshot("EXP1"), "the order, its transitions and its items are unchanged");
       assertEquals(stock, one.stock("A"));
       assertEquals(0, one.count("SELECT count(*) FROM payment_reminders"));
-      assertEquals(0, one.count("SELECT count(*) FROM outbox_events"));
+      assertEquals(0, one.count("SELECT count(*) FROM outbox_events_shown"));
       assertEquals("PENDING_PAYMENT", one.getOrder("EXP1").getString("status"));
     } finally {
       one.verticle.reminders().start().await();
@@ -142,7 +142,7 @@ class ReminderTest {
         one.createOrder(order("TW" + i, "u" + i, null, "A", 1, 500).put("paymentTimeoutSeconds", 3));
       }
       String due = "SELECT o.order_no FROM orders o WHERE o.status = 'PENDING_PAYMENT' AND o.expires_at > now() "
-          + "AND o.expires_at <= now() + interval '2 seconds' AND NOT EXISTS (SELECT 1 FROM outbox_events e "
+          + "AND o.expires_at <= now() + interval '2 seconds' AND NOT EXISTS (SELECT 1 FROM outbox_events_shown e "
           + "WHERE e.order_no = o.order_no AND e.payload->>'template' = 'payment_reminder')";
       assertTrue(SweepFixtures.eventually(Duration.ofSeconds(10), () -> one.rows(due).size() == orderNos.size()));
       List<String> seenByOne = one.rows(due).stream().map(r -> r.getString(0)).toList();
@@ -197,7 +197,7 @@ class ReminderTest {
 
   /** The orders among {@code orderNos} that do not have exactly one reminder event. */
   private static List<String> notExactlyOnce(List<String> orderNos) {
-    return one.rows("SELECT x.no FROM unnest($1::text[]) AS x(no) WHERE (SELECT count(*) FROM outbox_events e "
+    return one.rows("SELECT x.no FROM unnest($1::text[]) AS x(no) WHERE (SELECT count(*) FROM outbox_events_shown e "
             + "WHERE e.order_no = x.no AND e.type = 'NOTIFY_SMS' AND e.payload->>'template' = 'payment_reminder') <> 1 "
             + "ORDER BY x.no", (Object) orderNos.toArray(String[]::new))
         .stream().map(r -> r.getString(0)).toList();
