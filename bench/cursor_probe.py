@@ -1,7 +1,9 @@
 """What a cursor-based outbox would cost against the relay as built (issue 13), side by side in one run.
 
 Usage: python3 bench/cursor_probe.py   (needs wrk, pgbench, psql; the local PostgreSQL; target/ordergate.jar)
-Environment: PROBE_ROUNDS (2, alternating order), PROBE_SECONDS (20), BENCH_DB_URL (as scripts/bench).
+Environment: PROBE_ROUNDS (2, alternating order), PROBE_SECONDS (20), BENCH_DB_URL (as scripts/bench),
+PROBE_VARIANTS (off,cursor,ordered,log), PROBE_OLD_JAR (a variant "oldlog": the relay on with the log sink, run
+from that jar on a template it migrated itself: an earlier build, side by side).
 
 Four variants of the same jar, each on a fresh database: the relay off ("off"); the relay off with one pgbench
 client running bench/sql/cursor-probe.sql beside it ("cursor": reads the committed events past a cursor and
@@ -18,7 +20,10 @@ import bench as B
 
 ROUNDS = int(os.environ.get("PROBE_ROUNDS", "2"))
 SECONDS = int(os.environ.get("PROBE_SECONDS", "20"))
-VARIANTS = ("off", "cursor", "ordered", "log")
+VARIANTS = tuple(os.environ.get("PROBE_VARIANTS", "off,cursor,ordered,log").split(","))
+NEW_JAR = B.JAR
+OLD_JAR = os.environ.get("PROBE_OLD_JAR")
+RELAY_ON = ("log", "oldlog")
 
 
 def machine_busy():
@@ -27,12 +32,13 @@ def machine_busy():
     return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def run_variant(b, tpl, v, rnd):
-    db = b.create_db(f"probe_{v}{rnd}", template=tpl)
-    svc = b.start_service(db, f"probe-{v}{rnd}", outbox={"enabled": v == "log", "retentionHours": 1})
+def run_variant(b, tpls, v, rnd):
+    B.JAR = OLD_JAR if v == "oldlog" else NEW_JAR
+    db = b.create_db(f"probe_{v}{rnd}", template=tpls["old" if v == "oldlog" else "new"])
+    svc = b.start_service(db, f"probe-{v}{rnd}", outbox={"enabled": v in RELAY_ON, "retentionHours": 1})
     b.cb_svc = svc
     b.replay(db, f"pw{v}{rnd}", 20000, connections=64, warmup=0)
-    if v == "log":
+    if v in RELAY_ON:
         b.wait_drained(db, 60)
     b.settle(db)
     path, prefix = b.signed_callbacks(db, f"p{v}{rnd}", 12000 * SECONDS)
@@ -74,8 +80,8 @@ def run_variant(b, tpl, v, rnd):
         left, age = b.psql(db, """SELECT (SELECT count(*) FROM outbox_events e WHERE (e.tx, e.seq) > (c.tx, c.seq)),
                                   extract(epoch FROM now() - c.moved_at) FROM outbox_cursor_probe c""").split("|")
         res["cursorBehind"] = {"events": int(left), "seconds": float(age)}
-    if v == "log":
-        b.wait_drained(db, 60)
+    if v in RELAY_ON:
+        res["drainSeconds"] = b.wait_drained(db, 60)
     b.stop_service(svc)
     b.drop_db(db)
     B.log(f"{v} round {rnd}: {res['perSecond']:.0f} callbacks/s, {paid} paid")
@@ -88,16 +94,21 @@ def main():
     b = B.Bench(args)
     runs, yard = [], []
     try:
-        tpl = b.create_db("tpl")
-        b.stop_service(b.start_service(tpl, "migrate"))
-        pgdb = b.create_db("pg", template=tpl)
+        tpls = {"new": b.create_db("tpl")}
+        b.stop_service(b.start_service(tpls["new"], "migrate"))
+        if "oldlog" in VARIANTS:
+            B.JAR = OLD_JAR
+            tpls["old"] = b.create_db("tplold")
+            b.stop_service(b.start_service(tpls["old"], "migrateold"))
+            B.JAR = NEW_JAR
+        pgdb = b.create_db("pg", template=tpls["new"])
         b.psql(pgdb, file=os.path.join(B.ROOT, "scripts", "pgbench", "setup.sql"), variables={"count": 0})
         b.pgb_next = 1
         b.pgbench(pgdb, "callback.sql", 5)
         yard.append(b.pgbench(pgdb, "callback.sql", 20)["tps"])
         for rnd in range(ROUNDS):
             for v in (VARIANTS if rnd % 2 == 0 else VARIANTS[::-1]):
-                runs.append(run_variant(b, tpl, v, rnd))
+                runs.append(run_variant(b, tpls, v, rnd))
         yard.append(b.pgbench(pgdb, "callback.sql", 20)["tps"])
     finally:
         for p in list(b.procs):
@@ -116,7 +127,7 @@ def main():
         c = r["cpu"]
         cells = " / ".join(f"{per(c.get(k) or 0):.0f}" for k in ("service", "client", "postgres", "cursor client"))
         behind = (f"{r['cursorBehind']['events']:,} events, last moved {r['cursorBehind']['seconds']:.2f} s before"
-                  if "cursorBehind" in r else "")
+                  if "cursorBehind" in r else f"relay drained in {r['drainSeconds']:.1f} s" if "drainSeconds" in r else "")
         print(f"| {r['variant']} | {r['round']} | {r['perSecond']:,.0f} | {r['perSecond'] / tps:.2f}x | {cells} | "
               f"{per(r['machine']):.0f} | {behind} |")
 

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,16 +25,23 @@ public final class ServiceProcess implements AutoCloseable {
   private final Path configFile;
   private final Path logFile;
   private final int port;
+  private final Map<String, String> env;
   private Process process;
 
-  private ServiceProcess(Path configFile, Path logFile, int port) {
+  private ServiceProcess(Path configFile, Path logFile, int port, Map<String, String> env) {
     this.configFile = configFile;
     this.logFile = logFile;
     this.port = port;
+    this.env = env;
   }
 
   /** Writes {@code config} (its {@code http} block set to 127.0.0.1 and a free port) and starts the service. */
   public static ServiceProcess start(JsonObject config, Path dir) throws IOException {
+    return start(config, dir, Map.of());
+  }
+
+  /** {@link #start(JsonObject, Path)} with {@code env} added to the service's environment (each start). */
+  public static ServiceProcess start(JsonObject config, Path dir, Map<String, String> env) throws IOException {
     int port = freePort();
     JsonObject c = config.copy();
     c.put("http", c.getJsonObject("http", new JsonObject()).copy().put("host", "127.0.0.1").put("port", port));
@@ -41,7 +49,7 @@ public final class ServiceProcess implements AutoCloseable {
     Files.createDirectories(dir);
     Path file = dir.resolve("config.json");
     Files.writeString(file, c.encodePrettily());
-    ServiceProcess p = new ServiceProcess(file, dir.resolve("service.log"), port);
+    ServiceProcess p = new ServiceProcess(file, dir.resolve("service.log"), port, Map.copyOf(env));
     p.restart();
     return p;
   }
@@ -55,10 +63,11 @@ public final class ServiceProcess implements AutoCloseable {
     ProcessBuilder pb = new ProcessBuilder(List.of(java, "-Xms64m", "-Xmx384m", "-XX:TieredStopAtLevel=1",
         "-cp", System.getProperty("java.class.path"), "dev.ordergate.Main", "serve"));
     pb.environment().put("ORDERGATE_CONF", configFile.toString());
-    for (String env : List.of("ORDERGATE_DB_URL", "ORDERGATE_HTTP_PORT", "ORDERGATE_ADMIN_TOKEN", "ORDERGATE_API_KEYS",
+    for (String name : List.of("ORDERGATE_DB_URL", "ORDERGATE_HTTP_PORT", "ORDERGATE_ADMIN_TOKEN", "ORDERGATE_API_KEYS",
         "ORDERGATE_MODE", "ORDERGATE_MANAGEMENT_PORT")) {
-      pb.environment().remove(env);
+      pb.environment().remove(name);
     }
+    pb.environment().putAll(env);
     pb.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
     process = pb.start();
   }
