@@ -104,8 +104,9 @@ public final class OutboxRelay extends VerticleBase {
   /** When the log sink's statement for PENDING events (written without the stream setting) last ran, and whether it found any. */
   private long lastLogMs;
   private boolean lastLogFound = true;
-  /** The cursor's last read found events. */
+  /** The cursor's last read found events, and when it last read. */
   private boolean streamFound;
+  private long lastStreamMs;
   /** Claim statements run (tests read it from their own thread). */
   private volatile long claims;
 
@@ -336,7 +337,7 @@ public final class OutboxRelay extends VerticleBase {
   private Future<Boolean> claim() {
     return refreshGauges()
         .compose(v -> advanceFloor())
-        .compose(v -> stream())
+        .compose(v -> streamDue() ? stream() : Future.succeededFuture(false))
         .compose(streamFull -> (logTypes.length == 0 ? Future.succeededFuture(false) : deliverToLog())
             .compose(logFull -> claimForSinks(logFull).map(full -> full || logFull || streamFull)));
   }
@@ -384,6 +385,21 @@ public final class OutboxRelay extends VerticleBase {
                   .map(v -> read.size() >= window || n < read.size());
             }))
         .onSuccess(more -> types.forEach(type -> metrics.delivery(type, "delivered")));
+  }
+
+  /**
+   * Whether this cycle reads the cursor: always in a service that writes STREAM events ({@link
+   * OutboxConfig#streams}); in one that does not (a sink type has a URL), only for those another instance or an
+   * earlier configuration wrote, at most every {@code idleClaimMs} while the last read found none, so the
+   * webhook path's busy cycles do not each pay a transaction for it.
+   */
+  private boolean streamDue() {
+    long now = System.currentTimeMillis();
+    if (config.streams() || streamFound || now - lastStreamMs >= idleClaimMs) {
+      lastStreamMs = now;
+      return true;
+    }
+    return false;
   }
 
   /** Writes a cursor batch's lines in seq order (each order's events in its order), counting each event's type. */
