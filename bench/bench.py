@@ -60,6 +60,13 @@ SIZES = {
     "trig_noise_keys": (200000, 5000),
 }
 
+# The bench's own probes of the outbox (the sampler's backlog, the drain, the backlog at a load's end) run with
+# jit = off, as the service's connections do. The pending view's walks run with sequential scans and sorts off
+# (V14, V18), which puts a plan's estimated cost past jit_above_cost: with jit on, every sample of the backlog
+# compiled its plan, 0.5 s of a backend's CPU at a backlog of 20,000 against 35 ms without (issue 13), taken
+# from the service and PostgreSQL a relay-on run measures and counted in its PostgreSQL column.
+NO_JIT = dict(os.environ, PGOPTIONS=(os.environ.get("PGOPTIONS", "") + " -c jit=off").strip())
+
 # The bench's webhook receiver takes batches (outbox.sinks.<TYPE>.batchMax): the configuration a user with
 # a receiver that allows it runs.
 WEBHOOK_BATCH = 100
@@ -98,12 +105,13 @@ class Bench:
         s = self.server
         return urllib.parse.urlunsplit((s.scheme, s.netloc, "/" + db, s.query, ""))
 
-    def psql(self, db, sql=None, file=None, variables=None, check=True):
+    def psql(self, db, sql=None, file=None, variables=None, check=True, jit=True):
+        """jit=False: the bench's own probes of the outbox (NO_JIT)."""
         cmd = ["psql", self.url(db), "-X", "-v", "ON_ERROR_STOP=1", "-Atq"]
         for k, v in (variables or {}).items():
             cmd += ["-v", f"{k}={v}"]
         cmd += ["-c", sql] if sql is not None else ["-f", file]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, env=None if jit else NO_JIT)
         if check and r.returncode != 0:
             raise RuntimeError(f"psql on {db} failed: {r.stderr.strip()}\n{(sql or file)[:300]}")
         return r.stdout.strip()
@@ -517,7 +525,7 @@ class Bench:
                 r = self.openloop(db, f"r{sink}{mode}", n, rate)
             else:
                 r = self.replay(db, f"r{sink}{mode}", n, connections=256)
-            at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending"))
+            at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending", jit=False))
             drained = self.wait_drained(db, 60)
         # V18: a STREAM event's delivery time is its cursor mark's, shown by outbox_events_shown (older jars: the table).
         events = "outbox_events_shown" if self.psql(db, "SELECT to_regclass('outbox_events_shown') IS NOT NULL") == "t" \
@@ -556,7 +564,7 @@ class Bench:
         """Seconds until no event is pending (at most `limit`)."""
         t = time.time()
         while time.time() - t < limit:
-            if int(self.psql(db, "SELECT count(*) FROM outbox_pending")) == 0:
+            if int(self.psql(db, "SELECT count(*) FROM outbox_pending", jit=False)) == 0:
                 break
             time.sleep(0.2)
         return time.time() - t
@@ -992,7 +1000,7 @@ class PsqlSession:
 
     def __init__(self, url):
         self.proc = subprocess.Popen(["psql", url, "-X", "-Atq"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1, env=NO_JIT)
 
     def query(self, sql):
         """The query's output lines joined; "" when the query failed (a sampler skips that sample)."""

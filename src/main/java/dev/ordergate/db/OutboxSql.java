@@ -187,6 +187,15 @@ public final class OutboxSql {
    * row only in a batch that reaches past those ({@code OutboxRelay}), and delivers each batch in seq order.
    * Aggregates, not ORDER BY ... LIMIT 1: with sorts off ({@link #CLAIM_PLAN}) that would walk outbox_tx
    * backwards for an order number instead of probing {@code outbox_order}.
+   * <p>The probe leaves the planner one way: its order number along {@code outbox_order}, whatever the
+   * statistics say. It names the status, not the lane (the same rows: V18's lane is STREAM exactly when the
+   * status is), so the partial index {@code outbox_stream_tx} cannot serve it, and its xid and seq only as
+   * expressions ({@code + 0}), so neither {@code outbox_tx}, nor the seq's index, nor a max() read backwards
+   * along one of them can. Naming the lane, a table autovacuum had not analyzed yet (an order number's default
+   * selectivity is 1/200 of the table) made the planner walk {@code outbox_stream_tx} from each event's xid to
+   * the end of the backlog: a batch of 800 took 1.3 to 1.9 s against about 5 ms, and the bench's relay fell
+   * 400,000 events behind in a minute (issue 13). Naming the status alone, statistics taken when the outbox held
+   * one order's events made it read max() backwards along {@code outbox_tx} (OutboxPathsTest).
    */
   private static String streamRead(String returning) {
     return """
@@ -199,9 +208,9 @@ public final class OutboxSql {
         CROSS JOIN LATERAL (SELECT * FROM outbox_events e
                             WHERE (e.tx, e.seq) > (c.tx, c.seq) AND e.tx < c.xmin AND e.lane = 'STREAM'
                             ORDER BY e.tx, e.seq LIMIT $1) o
-        CROSS JOIN LATERAL (SELECT max(p.tx) AS wait_tx, max(p.seq) AS wait_seq FROM outbox_events p
-                            WHERE p.order_no = o.order_no AND p.seq < o.seq AND p.lane = 'STREAM'
-                              AND p.tx > o.tx) w
+        CROSS JOIN LATERAL (SELECT max(p.tx + 0) AS wait_tx, max(p.seq + 0) AS wait_seq FROM outbox_events p
+                            WHERE p.order_no = o.order_no AND p.seq + 0 < o.seq AND p.status = 'STREAM'
+                              AND p.tx + 0 > o.tx) w
         ORDER BY o.tx, o.seq""";
   }
 
@@ -236,14 +245,16 @@ public final class OutboxSql {
    * the position up to seq {@code $2} become DELIVERED at once (one row version each, on a path taken rarely)
    * and are logged before commit; the cursor reads only STREAM events, so it passes over them later. Only when
    * all of them are of transactions below {@code $4} (the read's xmin, so all ended); otherwise nothing (the
-   * relay waits for the horizon). {@code $3} is the relay.
+   * relay waits for the horizon). {@code $3} is the relay. Written as {@link #streamRead}'s probe is, so it goes
+   * by {@code outbox_order}, never from the position to the end of the backlog.
    */
   public static final String STREAM_AHEAD = """
       WITH c AS (SELECT s.tx, s.seq FROM outbox_stream s WHERE s.id = 1),
       ahead AS (
           SELECT p.id, p.tx FROM c CROSS JOIN LATERAL (
               SELECT x.id, x.tx FROM outbox_events x
-              WHERE x.order_no = $1 AND x.seq <= $2 AND x.lane = 'STREAM' AND (x.tx, x.seq) > (c.tx, c.seq)) p)
+              WHERE x.order_no = $1 AND x.seq + 0 <= $2 AND x.status = 'STREAM'
+                AND (x.tx + 0, x.seq + 0) > (c.tx, c.seq)) p)
       UPDATE outbox_events o
       SET status = 'DELIVERED', delivered_at = now(), attempts = o.attempts + 1, claimed_by = $3
       FROM ahead WHERE o.id = ahead.id AND NOT EXISTS (SELECT 1 FROM ahead a WHERE a.tx >= $4)
