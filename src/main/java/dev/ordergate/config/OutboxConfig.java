@@ -34,8 +34,13 @@ public record OutboxConfig(
     long lingerMs,
     int maxInFlight) {
 
-  /** The default {@code outbox.lingerMs}. */
-  public static final long DEFAULT_LINGER_MS = 20;
+  /**
+   * The default {@code outbox.lingerMs}. 100 ms, not 20 (issue 13): with the log sink's cursor, an A/B of open loops at
+   * 2,800 callbacks/s (seven rounds, order alternated) measured a median callback p99 of 38 ms against 51 and 20 µs
+   * less PostgreSQL CPU per callback (the cursor moving 8 times a second against 30); it adds at most 80 ms to an
+   * event's lag.
+   */
+  public static final long DEFAULT_LINGER_MS = 100;
 
   /** All settings but the linger and the in-flight bound, which take their defaults. */
   public OutboxConfig(boolean enabled, long pollMs, int batchSize, int maxAttempts, long baseDelayMs, long maxDelayMs,

@@ -418,14 +418,14 @@ class OutboxRelayTest {
   /**
    * Issue 13: with every sink type going to the log, the claim (refund requests, broker timeout messages,
    * retries) runs at most every {@code IDLE_CLAIM_MS} while the log statement keeps up, not every cycle. Ten
-   * orders paid 40 ms apart (longer than the 20 ms linger) are ten cycles or so, each delivering its order's
-   * events; with the claim held to one per second here, the burst runs at most two claims. Without the hold
-   * the relay claims once a cycle and this fails. A refund request still leaves: RefundTest.
+   * orders paid 40 ms apart (longer than the 20 ms linger set here) are ten cycles or so, each delivering its
+   * order's events; with the claim held to one per second here, the burst runs at most two claims. Without the
+   * hold the relay claims once a cycle and this fails. A refund request still leaves: RefundTest.
    */
   @Test
   void aLogOnlyRelayClaimsAtMostOncePerIdleClaimPeriod() throws InterruptedException {
     OutboxConfig config = new OutboxConfig(true, 60_000, 100, 5, 20, 1_000, 60_000, 5_000, Map.of(), 72, 60_000, 2,
-        Map.of());
+        Map.of(), 20, 100);
     OutboxRelay relay = new OutboxRelay(app.verticle.pool(), config, Map.of(), app.verticle.outboxMetrics(),
         app.verticle.outboxSignal(), "idle-claim").idleClaimMs(1_000);
     relays.add(app.vertx.deployVerticle(relay).await());
