@@ -98,6 +98,8 @@ class Bench:
         self.results = {}
         self.loads = []
         self.overrides = [parse_override(o) for o in (args.set or [])]
+        self.wal_per_callback = 0.0   # the highest WAL bytes per callback a run measured (wal_reserve)
+        self.reserve = None           # what the last settle left ahead (wal_of)
 
     # ---- database -----------------------------------------------------------------------------
 
@@ -255,12 +257,12 @@ class Bench:
         half = best / 2
         n = int(half * z["open_seconds"])
         log(f"service open loop at {half:.0f}/s, {n} callbacks")
-        self.settle(db)
+        self.settle(db, n)
         open_loop = self.replay(db, "open", n, connections=256, rate=half)
         log(f"service open loop at {half:.0f}/s through bench/openloop.py, {n} callbacks, {z['latency_repeats']} times")
         open_runs = []
         for i in range(z["latency_repeats"]):
-            self.settle(db)
+            self.settle(db, n)
             open_runs.append(self.openloop(db, f"openpy{i}", n, half))
         open_py = median_run(open_runs)
         rss_all = svc.memory()
@@ -343,6 +345,7 @@ class Bench:
             cmd += ["--rate", f"{rate:.1f}"]
         if warmup:
             cmd += ["--warmup", str(warmup)]
+        lsn0 = self.wal_lsn(db)
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
         with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter:
             stdout, stderr = p.communicate()
@@ -352,6 +355,7 @@ class Bench:
         with open(report) as f:
             res = json.load(f)
         res["cpu"] = meter.seconds()
+        self.wal_of(db, res, lsn0, n)
         if res["cpu"].get("client") is not None and res.get("prebuildCpuSeconds"):
             # The notifications were built before the run: not part of sending them.
             res["cpu"]["client"] = max(0.0, res["cpu"]["client"] - res["prebuildCpuSeconds"])
@@ -394,6 +398,7 @@ class Bench:
         cmd = [sys.executable, os.path.join(ROOT, "bench", "openloop.py"), "--url", self.cb_svc.base,
                "--path", f"/api/callbacks/{CHANNEL}", "--file", path, "--rate", f"{rate:.1f}",
                "--connections", str(connections), "--report", report]
+        lsn0 = self.wal_lsn(db)
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
         with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter:
             stdout, stderr = p.communicate()
@@ -402,10 +407,13 @@ class Bench:
         with open(report) as f:
             res = json.load(f)
         res["cpu"] = meter.seconds()
+        self.wal_of(db, res, lsn0, n)
         res["applied"] = res.get("outcomes", {}).get("APPLIED", 0)
         res["ok"] = p.returncode == 0 and res["applied"] == n
         log(f"openloop {name}: {res['throughputPerSecond']:.0f}/s (asked {rate:.0f}/s), p50 {res['latencyMs']['p50']} ms, "
             f"p99 {res['latencyMs']['p99']} ms, p99.9 {res['latencyMs']['p99.9']} ms, applied {res['applied']}/{n}"
+            + (f", WAL {res['wal']['bytesPerCallback']} B per callback, {res['wal']['segmentsUsed']} segments used, "
+               f"{res['wal'].get('segmentsAhead')} were ahead" if res.get("wal") else "")
             + ("" if res["ok"] else f" NOT ALL OK: statuses {res.get('statuses')} {stderr[-300:]}"))
         os.remove(path)
         return res
@@ -514,7 +522,7 @@ class Bench:
         z = self.size
         n = int(expected_rate * z["relay_seconds"])
         if rate and not wrk:
-            self.settle(db)
+            self.settle(db, n)
         t0 = self.psql(db, "SELECT now()")
         with OutboxSampler(self, db) as sampler:
             if wrk:
@@ -548,17 +556,72 @@ class Bench:
     def keeps_up(r):
         return r["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"] and r["relay"]["delivered"] == r["relay"]["created"]
 
-    def settle(self, db):
-        """Before an open loop (the latency rows): VACUUM (ANALYZE) and a CHECKPOINT, untimed. The closed loops and
-        overload probes before it leave autovacuum and checkpoint work behind them (hundreds of thousands of
-        updated rows, a checkpoint forced by WAL volume) that would otherwise land in the next run: after a closed
-        loop of 140,000 callbacks at 8,000/s, an open loop at 3,400/s measured p99 64 ms unsettled and 24 ms
-        settled (issue 13). What the run itself leaves for autovacuum still lands in it."""
+    def settle(self, db, callbacks=0):
+        """Before an open loop (the latency rows): VACUUM (ANALYZE), the WAL reserve for `callbacks` callbacks
+        (wal_reserve) and a CHECKPOINT, untimed. The closed loops and overload probes before it leave autovacuum and
+        checkpoint work behind them (hundreds of thousands of updated rows, a checkpoint forced by WAL volume) that
+        would otherwise land in the next run: after a closed loop of 140,000 callbacks at 8,000/s, an open loop at
+        3,400/s measured p99 64 ms unsettled and 24 ms settled (issue 13). What the run itself leaves for
+        autovacuum still lands in it."""
         t = time.time()
         self.psql(db, "VACUUM (ANALYZE)")
+        switched = self.wal_reserve(db, callbacks) if callbacks else 0
         # CHECKPOINT needs superuser or pg_checkpoint; on a server where the bench has neither, only the VACUUM runs.
+        # It also recycles the segments wal_reserve switched through into segments ahead of the insert position.
         self.psql(db, "CHECKPOINT", check=False)
-        log(f"settled {db} in {time.time() - t:.1f} s (VACUUM ANALYZE, CHECKPOINT)")
+        self.reserve = {"segmentsAhead": self.wal_ahead(db), "segmentsSwitched": switched}
+        log(f"settled {db} in {time.time() - t:.1f} s (VACUUM ANALYZE, CHECKPOINT"
+            + (f"; WAL segments ahead {self.reserve['segmentsAhead']}, {switched} switched" if callbacks else "") + ")")
+
+    # ---- PostgreSQL's WAL reserve (issue 13) ---------------------------------------------------------
+
+    def wal_ahead(self, db):
+        """WAL segment files ahead of the insert position: recycled ones, which the WAL is written into without
+        creating a file. None where the bench may not list pg_wal (pg_monitor or superuser)."""
+        out = self.psql(db, "SELECT count(*) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$' "
+                            "AND name > pg_walfile_name(pg_current_wal_insert_lsn())", check=False)
+        return int(out) if out.isdigit() else None
+
+    def wal_reserve(self, db, callbacks):
+        """Gives PostgreSQL recycled WAL segments for the coming run's WAL (1.5 times `callbacks` at the highest WAL
+        per callback a run measured so far), as a server under a steady load holds them. A segment the server has to
+        create is filled with zeros and synced (wal_init_zero) by the backend that writes into it first, holding
+        WALWriteLock: every commit waits, 60 to 85 ms on this machine's disk, once per 16 MB of WAL, about every
+        1.8 s at 3,000 callbacks/s. Under a steady load each checkpoint recycles the segments it frees into segments
+        ahead, as many as the WAL between checkpoints needs (CheckPointDistanceEstimate, at least min_wal_size), so
+        the server rarely creates one; a bench run that writes more WAL than the checkpoints before it did (the
+        first run on a fresh server, or after quiet ones: the estimate decays by a tenth per checkpoint) creates
+        them, and its p99 is those stalls (issue 13: p99 31 and 16 ms with 6 of 13 segments recycled, 9.6 and
+        9.7 ms with all of them, three open loops at 3,000/s each, every window over 20 ms one of IO:WALInitWrite).
+        Switching through the missing segments before settle's CHECKPOINT makes the checkpoint recycle them.
+        Answers the segments switched (0 where pg_wal cannot be listed or pg_switch_wal is not allowed)."""
+        seg = self.psql(db, "SELECT pg_size_bytes(current_setting('wal_segment_size'))", check=False)
+        ahead = self.wal_ahead(db)
+        if not seg.isdigit() or ahead is None:
+            return 0
+        need = -(-int(max(self.wal_per_callback, 4096) * callbacks * 1.5) // int(seg))
+        if ahead >= need:
+            return 0
+        k = need - ahead + 1
+        r = subprocess.run(["psql", self.url(db), "-X", "-Atq", "-c",
+                            ";".join(["SELECT pg_logical_emit_message(false, 'ordergate-bench', ''), pg_switch_wal()"] * k)],
+                           capture_output=True, text=True)
+        return k if r.returncode == 0 else 0
+
+    def wal_lsn(self, db):
+        return self.psql(db, "SELECT pg_current_wal_lsn()", check=False)
+
+    def wal_of(self, db, res, lsn0, n):
+        """The run's WAL: bytes per callback (kept, the highest so far, for wal_reserve) and, after a settle, the
+        segments it used against the recycled ones it started with."""
+        out = self.psql(db, f"SELECT pg_current_wal_lsn() - '{lsn0}'::pg_lsn, "
+                            "pg_size_bytes(current_setting('wal_segment_size'))", check=False).split("|") if lsn0 else []
+        if len(out) == 2 and n:
+            used = int(float(out[0]))
+            self.wal_per_callback = max(self.wal_per_callback, used / n)
+            res["wal"] = {"bytesPerCallback": round(used / n), "segmentsUsed": round(used / int(out[1]), 1),
+                          **(self.reserve or {})}
+        self.reserve = None
 
     def wait_drained(self, db, limit):
         """Seconds until no event is pending (at most `limit`)."""
@@ -974,7 +1037,9 @@ class Bench:
             f"commit {f['commit']}; `scripts/bench{' --quick' if self.quick else ''}` took {self.elapsed:.0f} s",
             f"- machine: {f['nproc']} CPUs ({f['cpu']}), {f['mem']} memory; load average 1 min at start / end: "
             f"{self.loads[0]:.2f} / {self.loads[-1]:.2f} (the machine is shared)",
-            f"- PostgreSQL: {f['pg']}; synchronous_commit={f['sync']}, shared_buffers={f['sb']}",
+            f"- PostgreSQL: {f['pg']}; synchronous_commit={f['sync']}, shared_buffers={f['sb']}, {f['wal']}; before "
+            f"each open loop of rows 2-2c the bench gives the server recycled WAL segments for 1.5 times the run's WAL "
+            f"(`Bench.wal_reserve`: a segment the server creates mid-run stalls every commit while it is zero-filled)",
             f"- Java: {f['java']}",
             f"- service: `java {' '.join(self.jvm_opts)} -jar target/ordergate.jar` (flags from scripts/run); "
             f"callbacks.maxBatch / maxInFlight / db.poolSize as in conf/config.json; outbox relay off in rows 1, 2 "
@@ -1265,7 +1330,18 @@ def runs_of(runs):
 
 
 def p99s_of(runs):
-    return f"; p99 of each run: {' / '.join(str(r['latencyMs']['p99']) for r in runs)} ms" if len(runs) > 1 else ""
+    return (f"; p99 of each run: {' / '.join(str(r['latencyMs']['p99']) for r in runs)} ms" if len(runs) > 1 else "") \
+        + wal_of_runs(runs)
+
+
+def wal_of_runs(runs):
+    """Each run's WAL segments used against the recycled ones ahead when it started (Bench.wal_reserve): a run that
+    used more created the rest, each a stall of every commit."""
+    w = [r.get("wal") for r in runs]
+    if not all(x and x.get("segmentsAhead") is not None for x in w):
+        return ""
+    pairs = ", ".join("%.0f / %d" % (x["segmentsUsed"], x["segmentsAhead"]) for x in w)
+    return f"; WAL segments used / recycled ahead at the start: {pairs}"
 
 
 def jvm_opts_of_scripts_run():
@@ -1311,6 +1387,7 @@ def machine_facts(b):
         "nproc": sh("nproc"), "cpu": cpu, "mem": mem,
         "pg": b.psql("postgres", "SELECT version()"),
         "sync": b.psql("postgres", "SHOW synchronous_commit"), "sb": b.psql("postgres", "SHOW shared_buffers"),
+        "wal": ", ".join(f"{k}={b.psql('postgres', 'SHOW ' + k)}" for k in ("min_wal_size", "max_wal_size", "wal_init_zero")),
         "java": " / ".join(sh("java -version 2>&1").splitlines()),
         "commit": sh(f"git -C {ROOT} rev-parse --short HEAD") + (" (dirty)" if sh(f"git -C {ROOT} status --porcelain") else ""),
     }
