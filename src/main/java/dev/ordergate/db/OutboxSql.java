@@ -74,8 +74,8 @@ public final class OutboxSql {
    * The {@code heads} CTE of {@link #CLAIM} and the log sink's statement: up to {@code $1} due events, each
    * the earliest pending event of its order, that match {@code condition}, locked with SKIP LOCKED. Two
    * walks, neither through the status (no index names it, so a delivery's update is HOT; V13): the
-   * events waiting for a retry along {@code outbox_retry}, then the fresh ones along {@code outbox_tx}
-   * from the relay's floor {@code floorParam} (an xid below which no fresh event is pending: see
+   * events waiting for a retry along {@code outbox_retry}, then the fresh ones along
+   * {@code outbox_unstreamed_tx} (V19: no STREAM event in it) from the relay's floor {@code floorParam} (an xid below which no fresh event is pending: see
    * OutboxRelay). "Earliest of its order" is a LATERAL probe of {@code outbox_order} (an order has a
    * handful of events), always a parameterised index condition: as a NOT EXISTS anti-join, a plan cached
    * while the table was small scanned a whole index once per candidate (10.6 s for one batch; issue 13).
@@ -185,17 +185,18 @@ public final class OutboxSql {
    * reminder's NOTIFY_SMS beside the exit's events). So each row answers the highest xid {@code wait_tx} and
    * seq {@code wait_seq} of its order's STREAM events with a lower seq and a higher xid: the relay delivers a
    * row only in a batch that reaches past those ({@code OutboxRelay}), and delivers each batch in seq order.
-   * Aggregates, not ORDER BY ... LIMIT 1: with sorts off ({@link #CLAIM_PLAN}) that would walk outbox_tx
-   * backwards for an order number instead of probing {@code outbox_order}.
+   * Aggregates, not ORDER BY ... LIMIT 1: with sorts off ({@link #CLAIM_PLAN}) that would walk a (tx, seq)
+   * index backwards for an order number instead of probing {@code outbox_order}.
    * <p>The probe leaves the planner one way: its order number along {@code outbox_order}, whatever the
    * statistics say. It names the status, not the lane (the same rows: V18's lane is STREAM exactly when the
    * status is), so the partial index {@code outbox_stream_tx} cannot serve it, and its xid and seq only as
-   * expressions ({@code + 0}), so neither {@code outbox_tx}, nor the seq's index, nor a max() read backwards
+   * expressions ({@code + 0}), so neither a (tx, seq) index, nor the seq's index, nor a max() read backwards
    * along one of them can. Naming the lane, a table autovacuum had not analyzed yet (an order number's default
    * selectivity is 1/200 of the table) made the planner walk {@code outbox_stream_tx} from each event's xid to
    * the end of the backlog: a batch of 800 took 1.3 to 1.9 s against about 5 ms, and the bench's relay fell
    * 400,000 events behind in a minute (issue 13). Naming the status alone, statistics taken when the outbox held
-   * one order's events made it read max() backwards along {@code outbox_tx} (OutboxPathsTest).
+   * one order's events made it read max() backwards along {@code outbox_tx}, V13's index of every event's
+   * (tx, seq) (OutboxPathsTest; V19 replaced it by one without STREAM events).
    */
   private static String streamRead(String returning) {
     return """
@@ -261,7 +262,7 @@ public final class OutboxSql {
       RETURNING o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id""";
 
   /**
-   * Run before every relay statement in its transaction: a walk must go along its index ({@code outbox_tx},
+   * Run before every relay statement in its transaction: a walk must go along its index ({@code outbox_unstreamed_tx},
    * {@code outbox_retry}) in order and stop after LIMIT rows. Statistics of a table that grows faster than autovacuum analyzes it
    * (a backlog of 54,000 rows estimated at 320) made the planner pick a bitmap scan and a sort of the
    * whole backlog instead: 150 ms per claim against 2 ms, and a relay that fell behind fell further.
@@ -285,7 +286,7 @@ public final class OutboxSql {
 
   /**
    * The relay's new floor, from its floor {@code $1}: the lowest xid of a fresh pending event (walked along
-   * {@code outbox_tx}), or of a transaction still running (the statement snapshot's xmin), whichever is
+   * {@code outbox_unstreamed_tx}), or of a transaction still running (the statement snapshot's xmin), whichever is
    * lower. No fresh event below it is pending, now or later: an event still uncommitted belongs to a
    * running transaction, whose xid is at or above that xmin. Of the first {@code $2} fresh pending events,
    * those waiting behind an event of their order in lane RETRY (a back-off of up to maxDelayMs) move to
@@ -415,7 +416,7 @@ public final class OutboxSql {
 
   /**
    * The retention of STREAM events (V18): up to {@code $2} of them at or below the last mark older than
-   * {@code $1} seconds (delivered before then), oldest first along {@code outbox_tx}.
+   * {@code $1} seconds (delivered before then), oldest first along {@code outbox_stream_tx}.
    */
   public static final String PRUNE_STREAMED = """
       DELETE FROM outbox_events WHERE id IN (
