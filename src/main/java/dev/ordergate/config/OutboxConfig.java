@@ -73,13 +73,15 @@ public record OutboxConfig(
   }
 
   /**
-   * Whether this service writes its ORDER_PAID, ORDER_CANCELLED and NOTIFY_SMS events for the log sink's
-   * cursor (status STREAM, V18): its relay runs and no sink type has a URL. With a webhook for any type the
-   * events stay on the claim and mark path, which keeps an order's events in order across its sinks. A
-   * service with its relay off writes PENDING events, for whichever relay takes them.
+   * Whether this service writes its ORDER_PAID, ORDER_CANCELLED and NOTIFY_SMS events for the cursor (status
+   * STREAM, V18): its relay runs and every sink type goes to the log or to a webhook that takes batches
+   * ({@code batchMax} above 1). The cursor logs or POSTs each batch before it moves its position, and an event
+   * whose POST failed leaves the cursor for the claim path's retries. With a one-event-per-POST webhook for any
+   * type the events stay on the claim and mark path, whose per-event leases let a slow answer for one order
+   * hold up no other. A service with its relay off writes PENDING events, for whichever relay takes them.
    */
   public boolean streams() {
-    return enabled && SINK_TYPES.stream().noneMatch(sinkUrls::containsKey);
+    return enabled && SINK_TYPES.stream().allMatch(t -> !sinkUrls.containsKey(t) || batchMax(t) > 1);
   }
 
   /** Event types a sink may be configured for (REFUND_REQUESTED goes to the channel's refundUrl). */

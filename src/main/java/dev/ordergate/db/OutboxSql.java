@@ -197,6 +197,10 @@ public final class OutboxSql {
    * 400,000 events behind in a minute (issue 13). Naming the status alone, statistics taken when the outbox held
    * one order's events made it read max() backwards along {@code outbox_tx}, V13's index of every event's
    * (tx, seq) (OutboxPathsTest; V19 replaced it by one without STREAM events).
+   * <p>The same probe answers {@code behind}: an earlier event of the order (of a sink type) is PENDING on the
+   * claim path, a retry of an event whose POST failed or one written without the stream setting. Such an event
+   * is not delivered by the cursor but leaves it for the claim path ({@link #STREAM_DEMOTE}), which delivers it
+   * after that one.
    */
   private static String streamRead(String returning) {
     return """
@@ -204,14 +208,17 @@ public final class OutboxSql {
             SELECT s.tx, s.seq, pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin
             FROM outbox_stream s WHERE s.id = 1 FOR UPDATE SKIP LOCKED)
         SELECT\s""" + returning + """
-        , o.tx, o.seq, w.wait_tx, w.wait_seq, c.xmin
+        , o.tx, o.seq, w.wait_tx, w.wait_seq, w.behind, c.xmin
         FROM c
         CROSS JOIN LATERAL (SELECT * FROM outbox_events e
                             WHERE (e.tx, e.seq) > (c.tx, c.seq) AND e.tx < c.xmin AND e.lane = 'STREAM'
                             ORDER BY e.tx, e.seq LIMIT $1) o
-        CROSS JOIN LATERAL (SELECT max(p.tx + 0) AS wait_tx, max(p.seq + 0) AS wait_seq FROM outbox_events p
-                            WHERE p.order_no = o.order_no AND p.seq + 0 < o.seq AND p.status = 'STREAM'
-                              AND p.tx + 0 > o.tx) w
+        CROSS JOIN LATERAL (SELECT max(p.tx + 0) FILTER (WHERE p.status = 'STREAM' AND p.tx + 0 > o.tx) AS wait_tx,
+                                   max(p.seq + 0) FILTER (WHERE p.status = 'STREAM' AND p.tx + 0 > o.tx) AS wait_seq,
+                                   coalesce(bool_or(p.status = 'PENDING'), false) AS behind
+                            FROM outbox_events p
+                            WHERE p.order_no = o.order_no AND p.seq + 0 < o.seq AND p.status IN ('STREAM', 'PENDING')
+                              AND p.type IN ('ORDER_PAID', 'ORDER_CANCELLED', 'NOTIFY_SMS')) w
         ORDER BY o.tx, o.seq""";
   }
 
@@ -219,8 +226,8 @@ public final class OutboxSql {
   public static final String STREAM_READ = streamRead(
       "o.id, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id");
 
-  /** {@link #STREAM_READ} without the payload, for when the sink's logger is off. */
-  public static final String STREAM_READ_QUIET = streamRead("o.type, o.order_no");
+  /** {@link #STREAM_READ} without the payload, for when the sink's logger is off and no sink type has a URL. */
+  public static final String STREAM_READ_QUIET = streamRead("o.id, o.type, o.order_no");
 
   /**
    * Second statement of the cursor's transaction: the position moves to {@code ($1, $2)}, and the last mark
@@ -259,7 +266,32 @@ public final class OutboxSql {
       UPDATE outbox_events o
       SET status = 'DELIVERED', delivered_at = now(), attempts = o.attempts + 1, claimed_by = $3
       FROM ahead WHERE o.id = ahead.id AND NOT EXISTS (SELECT 1 FROM ahead a WHERE a.tx >= $4)
-      RETURNING o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id""";
+      RETURNING o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id,
+                false AS behind""";
+
+  /**
+   * In the cursor's transaction, before the position moves past them: STREAM events the cursor did not deliver
+   * leave it for the claim path ({@code $1} ids; {@code $2} the error of each whose POST failed, NULL for one
+   * not attempted: it waits behind its order's failed or pending event). A failed one counts its attempt, is
+   * logged in {@code outbox_attempts} and backs off as {@link #MARK_FAILED} does ({@code $4} ms, at most
+   * {@code $5}), or goes DEAD when {@code $3} attempts allow only one; one not attempted is due at once. Both
+   * land in lane RETRY (their next attempt is after their creation), where the claim path finds them whatever
+   * their xid and delivers each order's events in seq order. {@code $6} is the relay.
+   */
+  public static final String STREAM_DEMOTE = """
+      WITH ev AS (
+          UPDATE outbox_events o
+          SET status = CASE WHEN x.error IS NOT NULL AND $3::int <= 1 THEN 'DEAD' ELSE 'PENDING' END,
+              attempts = CASE WHEN x.error IS NULL THEN 0 ELSE 1 END,
+              next_attempt_at = greatest(o.created_at + interval '1 millisecond', CASE WHEN x.error IS NULL THEN now()
+                  ELSE now() + least($5::float8, $4::float8) * interval '1 millisecond' END),
+              last_error = x.error, claimed_by = $6::text
+          FROM unnest($1::uuid[], $2::text[]) AS x(id, error)
+          WHERE o.id = x.id AND o.status = 'STREAM'
+          RETURNING o.id, o.status, o.attempts, o.last_error)
+      INSERT INTO outbox_attempts (event_id, attempt, relay, outcome, error)
+      SELECT id, attempts, $6::text, CASE status WHEN 'DEAD' THEN 'DEAD' ELSE 'RETRY' END, last_error
+      FROM ev WHERE last_error IS NOT NULL""";
 
   /**
    * Run before every relay statement in its transaction: a walk must go along its index ({@code outbox_unstreamed_tx},

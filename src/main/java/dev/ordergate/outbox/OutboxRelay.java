@@ -51,7 +51,10 @@ import java.util.function.Function;
  *       a few seconds for its deliveries in flight and marks them; one that died, or a delivery
  *       still running after that wait, marks nothing: its lease runs out and it is delivered again.</li>
  * </ol>
- * Claims never overlap on one instance: a timer re-armed after each claim, a nudge after a commit
+ * Events written as STREAM (a service whose sinks are all the log or webhooks that take batches) skip the
+ * claim, the lease and the mark: the cursor ({@link #stream}) delivers them in batches and moves one position;
+ * those it cannot deliver come to the claim path as retries.
+ * <p>Claims never overlap on one instance: a timer re-armed after each claim, a nudge after a commit
  * that wrote events ({@link OutboxSignal}) or a delivery that may have unblocked its order's next
  * event, and a wake-up when a retry falls due. Deliveries run concurrently, at most
  * {@code outbox.maxInFlight} in flight per relay; the next claim does not wait for a slow one.
@@ -92,7 +95,7 @@ public final class OutboxRelay extends VerticleBase {
   private final Runnable listener = this::nudgeFromAnyThread;
   /** Event types without a sink URL: delivered to the log in one statement ({@link OutboxSql#DELIVER_TO_LOG}). */
   private final String[] logTypes;
-  /** Some sink type has a URL: the claim runs every cycle. */
+  /** Some sink type has a URL and its events are not the cursor's: the claim runs every cycle. */
   private final boolean webhooks;
   private long idleClaimMs = IDLE_CLAIM_MS;
   private long lastClaimMs;
@@ -181,7 +184,7 @@ public final class OutboxRelay extends VerticleBase {
     this.instanceId = instanceId;
     this.logTypes = OutboxConfig.SINK_TYPES.stream().filter(t -> !config.sinkUrls().containsKey(t)).sorted()
         .toArray(String[]::new);
-    this.webhooks = logTypes.length < OutboxConfig.SINK_TYPES.size();
+    this.webhooks = logTypes.length < OutboxConfig.SINK_TYPES.size() && !config.streams();
   }
 
   /**
@@ -343,18 +346,23 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   /**
-   * The log sink's cursor (V18): one transaction reads the committed STREAM events past the position, logs
-   * the longest run of them whose orders' earlier events are all in it ({@link #deliverable}), in seq order,
-   * and moves the position past it; the lines are written before commit, so a crash in between logs them
-   * again (at least once). Every relay runs it, whatever its own sinks: a STREAM event was meant for the log
-   * when it was written. Answers whether more may be waiting.
+   * The cursor (V18): one transaction reads the committed STREAM events past the position, delivers the longest
+   * run of them whose orders' earlier events are all in it ({@link #deliverable}), and moves the position past
+   * it. Log-sink events are logged; events of a sink that takes batches are POSTed, each order's next event only
+   * once its previous one was accepted ({@link #handOut}). All of it happens before the commit, so a crash in
+   * between delivers them again (at least once). An event whose POST failed, and the events of its order behind
+   * it, leave the cursor for the claim path's retries ({@link OutboxSql#STREAM_DEMOTE}) in the same transaction.
+   * Every relay runs it, whatever its own sinks: a STREAM event was meant for the cursor when it was written.
+   * Answers whether more may be waiting.
    */
   private Future<Boolean> stream() {
     int window = config.batchSize() * STREAM_BATCH_FACTOR;
     boolean lines = SINK_LOG.isDebugEnabled();
+    boolean posts = !config.sinkUrls().isEmpty();
     List<OutboxEventType> types = new ArrayList<>();
+    List<Demoted> demoted = new ArrayList<>();
     return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
-            .compose(x -> conn.preparedQuery(lines ? OutboxSql.STREAM_READ : OutboxSql.STREAM_READ_QUIET)
+            .compose(x -> conn.preparedQuery(lines || posts ? OutboxSql.STREAM_READ : OutboxSql.STREAM_READ_QUIET)
                 .execute(Params.of(window)))
             .compose(rows -> {
               List<Row> read = new ArrayList<>(rows.size());
@@ -370,21 +378,154 @@ public final class OutboxRelay extends VerticleBase {
                 Row first = read.get(0);
                 return conn.preparedQuery(OutboxSql.STREAM_AHEAD).execute(Params.of(first.getString("order_no"),
                         first.getLong("seq"), instanceId, first.getLong("xmin")))
-                    .map(ahead -> {
+                    .compose(ahead -> {
                       List<Row> sorted = new ArrayList<>(ahead.size());
                       ahead.forEach(sorted::add);
-                      logLines(sorted, true, types);
-                      return !sorted.isEmpty();
+                      List<Demoted> failed = new ArrayList<>();
+                      return handOut(sorted, true, types, failed).compose(v -> failed.isEmpty()
+                          ? Future.succeededFuture(!sorted.isEmpty())
+                          // Marked DELIVERED in this transaction: a failed POST rolls it back, to be tried again.
+                          : Future.failedFuture(failed.get(0).error()));
                     });
               }
               List<Row> batch = new ArrayList<>(read.subList(0, n));
               Row last = batch.get(n - 1);
-              logLines(batch, lines, types);
-              return conn.preparedQuery(OutboxSql.STREAM_ADVANCE)
-                  .execute(Params.of(last.getLong("tx"), last.getLong("seq"), MARK_EVERY_MS))
+              return handOut(batch, lines, types, demoted)
+                  .compose(v -> demoted.isEmpty() ? Future.succeededFuture() : conn.preparedQuery(OutboxSql.STREAM_DEMOTE)
+                      .execute(Params.of(demoted.stream().map(Demoted::id).toArray(UUID[]::new),
+                          demoted.stream().map(Demoted::error).toArray(String[]::new), config.maxAttempts(),
+                          (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId)))
+                  .compose(v -> conn.preparedQuery(OutboxSql.STREAM_ADVANCE)
+                      .execute(Params.of(last.getLong("tx"), last.getLong("seq"), MARK_EVERY_MS)))
                   .map(v -> read.size() >= window || n < read.size());
             }))
-        .onSuccess(more -> types.forEach(type -> metrics.delivery(type, "delivered")));
+        .onSuccess(more -> {
+          types.forEach(type -> metrics.delivery(type, "delivered"));
+          demoted(demoted);
+        });
+  }
+
+  /** A STREAM event the cursor passes to the claim path: the error of its failed POST, or null (not attempted). */
+  private record Demoted(UUID id, OutboxEventType type, String orderNo, String error) {}
+
+  /** After the cursor's commit: what its failed POSTs left to the claim path, counted and logged; a claim when they fall due. */
+  private void demoted(List<Demoted> demoted) {
+    if (demoted.isEmpty()) {
+      return;
+    }
+    boolean dead = config.maxAttempts() <= 1;
+    for (Demoted d : demoted) {
+      if (d.error() == null) {
+        continue;
+      }
+      metrics.delivery(d.type(), dead ? "dead" : "retry");
+      if (dead) {
+        log.error("outbox {} {} order {} is DEAD after 1 attempt: {}", d.type(), d.id(), d.orderNo(), d.error());
+      } else {
+        log.warn("outbox {} {} order {} attempt 1 failed ({}); retry in {} ms", d.type(), d.id(), d.orderNo(),
+            d.error(), Math.min(config.baseDelayMs(), config.maxDelayMs()));
+      }
+    }
+    log.debug("outbox relay {}: {} event(s) left the cursor for the claim path", instanceId, demoted.size());
+    lastClaimFull = true;
+    nudge();
+    wakeIn(Math.min(config.baseDelayMs(), config.maxDelayMs()));
+  }
+
+  /**
+   * Delivers a cursor batch ({@code rows}, any order; each order's events go in seq order). Only log-sink events,
+   * none behind a pending event of its order: logged at once ({@link #logLines}). Otherwise in rounds: the
+   * first remaining event of each order, its POSTs (one per URL and {@code batchMax}) sent side by side; an order
+   * whose event failed (added to {@code demoted} with its error), or whose event is {@code behind} its order's
+   * pending event on the claim path, has the rest of its events added to {@code demoted} unattempted. Fails only
+   * when the relay is stopping with POSTs that failed: the transaction rolls back and nothing is passed on.
+   */
+  private Future<Void> handOut(List<Row> rows, boolean lines, List<OutboxEventType> types, List<Demoted> demoted) {
+    rows.sort(Comparator.comparingLong(r -> r.getLong("seq")));
+    boolean simple = true;
+    for (Row row : rows) {
+      if (row.getBoolean("behind") || config.sinkUrls().containsKey(row.getString("type"))) {
+        simple = false;
+        break;
+      }
+    }
+    if (simple) {
+      logLines(rows, lines, types);
+      return Future.succeededFuture();
+    }
+    Map<String, List<Row>> byOrder = new LinkedHashMap<>();
+    for (Row row : rows) {
+      byOrder.computeIfAbsent(row.getString("order_no"), k -> new ArrayList<>()).add(row);
+    }
+    return round(new ArrayList<>(byOrder.values()), 0, lines, types, demoted);
+  }
+
+  /** Round {@code k} of {@link #handOut}: each order's {@code k}-th event; then the next round. */
+  private Future<Void> round(List<List<Row>> orders, int k, boolean lines, List<OutboxEventType> types,
+                             List<Demoted> demoted) {
+    List<Row> sent = new ArrayList<>();
+    List<Future<Void>> posts = new ArrayList<>();
+    List<List<Row>> next = new ArrayList<>();
+    for (List<Row> chain : orders) {
+      if (k >= chain.size()) {
+        continue;
+      }
+      Row row = chain.get(k);
+      if (row.getBoolean("behind")) {
+        chain.subList(k, chain.size()).forEach(r -> demoted.add(demotion(r, null)));
+        continue;
+      }
+      next.add(chain);
+      String url = config.sinkUrls().get(row.getString("type"));
+      if (url == null) {
+        logLines(new ArrayList<>(List.of(row)), lines, types);
+        continue;
+      }
+      OutboxEvent event = OutboxEvent.of(row);
+      int batchMax = config.batchMax(event.type().name());
+      long deadline = config.httpTimeoutMs();
+      sent.add(row);
+      posts.add(batchMax > 1 ? batches.deliver(url, batchMax, event, deadline)
+          : post(url, event.id().toString(), event.envelope(), deadline));
+    }
+    if (posts.isEmpty()) {
+      return next.isEmpty() ? Future.succeededFuture() : round(next, k + 1, lines, types, demoted);
+    }
+    return Future.join(posts).transform(all -> {
+      List<List<Row>> going = new ArrayList<>(next);
+      for (int i = 0; i < sent.size(); i++) {
+        Row row = sent.get(i);
+        Future<Void> post = posts.get(i);
+        if (post.succeeded()) {
+          types.add(OutboxEventType.valueOf(row.getString("type")));
+          continue;
+        }
+        if (stopped) {
+          return Future.failedFuture(post.cause());
+        }
+        demoted.add(demotion(row, errorText(post.cause())));
+        String orderNo = row.getString("order_no");
+        going.removeIf(chain -> {
+          if (!chain.get(k).getString("order_no").equals(orderNo)) {
+            return false;
+          }
+          chain.subList(k + 1, chain.size()).forEach(r -> demoted.add(demotion(r, null)));
+          return true;
+        });
+      }
+      return going.isEmpty() ? Future.succeededFuture() : round(going, k + 1, lines, types, demoted);
+    });
+  }
+
+  private static Demoted demotion(Row row, String error) {
+    return new Demoted(row.getUUID("id"), OutboxEventType.valueOf(row.getString("type")), row.getString("order_no"),
+        error);
+  }
+
+  /** A failed attempt's error as stored in last_error (GET /admin/outbox) and logged: never a URL's credentials. */
+  private static String errorText(Throwable cause) {
+    String error = Secrets.redactUrls(String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage()));
+    return error.length() > ERROR_MAX ? error.substring(0, ERROR_MAX) : error;
   }
 
   /**
@@ -814,12 +955,7 @@ public final class OutboxRelay extends VerticleBase {
 
   /** Marks a failed attempt; answers how soon the event is due again (0: now, a dead event unblocks its order). */
   private Future<Long> markFailed(OutboxEvent event, UUID token, Throwable cause) {
-    // Stored in last_error (GET /admin/outbox) and logged: never a URL's credentials.
-    String error = Secrets.redactUrls(String.valueOf(cause.getMessage() == null ? cause.toString() : cause.getMessage()));
-    if (error.length() > ERROR_MAX) {
-      error = error.substring(0, ERROR_MAX);
-    }
-    String reason = error;
+    String reason = errorText(cause);
     int notCounted = uncounted.remove(event.id()) ? 1 : 0;
     return planned(OutboxSql.MARK_FAILED, Params.of(event.id(), token, reason,
             config.maxAttempts(), (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId, notCounted))
