@@ -100,6 +100,7 @@ class Bench:
         self.overrides = [parse_override(o) for o in (args.set or [])]
         self.wal_per_callback = 0.0   # the highest WAL bytes per callback a run measured (wal_reserve)
         self.reserve = None           # what the last settle left ahead (wal_of)
+        self.segment = None           # wal_segment_size in bytes, read once (0: it could not be read)
 
     # ---- database -----------------------------------------------------------------------------
 
@@ -595,18 +596,26 @@ class Bench:
         9.7 ms with all of them, three open loops at 3,000/s each, every window over 20 ms one of IO:WALInitWrite).
         Switching through the missing segments before settle's CHECKPOINT makes the checkpoint recycle them.
         Answers the segments switched (0 where pg_wal cannot be listed or pg_switch_wal is not allowed)."""
-        seg = self.psql(db, "SELECT pg_size_bytes(current_setting('wal_segment_size'))", check=False)
+        seg = self.wal_segment(db)
         ahead = self.wal_ahead(db)
-        if not seg.isdigit() or ahead is None:
+        if not seg or ahead is None:
             return 0
-        need = -(-int(max(self.wal_per_callback, 4096) * callbacks * 1.5) // int(seg))
+        need = -(-int(max(self.wal_per_callback, 4096) * callbacks * 1.5) // seg)
         if ahead >= need:
             return 0
         k = need - ahead + 1
-        r = subprocess.run(["psql", self.url(db), "-X", "-Atq", "-c",
-                            ";".join(["SELECT pg_logical_emit_message(false, 'ordergate-bench', ''), pg_switch_wal()"] * k)],
-                           capture_output=True, text=True)
-        return k if r.returncode == 0 else 0
+        try:
+            self.psql(db, ";".join(["SELECT pg_logical_emit_message(false, 'ordergate-bench', ''), pg_switch_wal()"] * k))
+        except RuntimeError:
+            return 0
+        return k
+
+    def wal_segment(self, db):
+        """The server's wal_segment_size in bytes, a per-server constant, read once; 0 where it cannot be read."""
+        if self.segment is None:
+            out = self.psql(db, "SELECT pg_size_bytes(current_setting('wal_segment_size'))", check=False)
+            self.segment = int(out) if out.isdigit() else 0
+        return self.segment
 
     def wal_lsn(self, db):
         return self.psql(db, "SELECT pg_current_wal_lsn()", check=False)
@@ -614,12 +623,12 @@ class Bench:
     def wal_of(self, db, res, lsn0, n):
         """The run's WAL: bytes per callback (kept, the highest so far, for wal_reserve) and, after a settle, the
         segments it used against the recycled ones it started with."""
-        out = self.psql(db, f"SELECT pg_current_wal_lsn() - '{lsn0}'::pg_lsn, "
-                            "pg_size_bytes(current_setting('wal_segment_size'))", check=False).split("|") if lsn0 else []
-        if len(out) == 2 and n:
-            used = int(float(out[0]))
+        out = self.psql(db, f"SELECT pg_current_wal_lsn() - '{lsn0}'::pg_lsn", check=False) if lsn0 else ""
+        seg = self.wal_segment(db)
+        if out and seg and n:
+            used = int(float(out))
             self.wal_per_callback = max(self.wal_per_callback, used / n)
-            res["wal"] = {"bytesPerCallback": round(used / n), "segmentsUsed": round(used / int(out[1]), 1),
+            res["wal"] = {"bytesPerCallback": round(used / n), "segmentsUsed": round(used / seg, 1),
                           **(self.reserve or {})}
         self.reserve = None
 

@@ -75,8 +75,8 @@ public final class OutboxSql {
    * the earliest pending event of its order, that match {@code condition}, locked with SKIP LOCKED. Two
    * walks, neither through the status (no index names it, so a delivery's update is HOT; V13): the
    * events waiting for a retry along {@code outbox_retry}, then the fresh ones along
-   * {@code outbox_unstreamed_tx} (V19: no STREAM event in it) from the relay's floor {@code floorParam} (an xid below which no fresh event is pending: see
-   * OutboxRelay). "Earliest of its order" is a LATERAL probe of {@code outbox_order} (an order has a
+   * {@code outbox_unstreamed_tx} (V19: no STREAM event in it) from the relay's floor {@code floorParam} (an xid
+   * below which no fresh event is pending: see OutboxRelay). "Earliest of its order" is a LATERAL probe of {@code outbox_order} (an order has a
    * handful of events), always a parameterised index condition: as a NOT EXISTS anti-join, a plan cached
    * while the table was small scanned a whole index once per candidate (10.6 s for one batch; issue 13).
    * The fresh walk goes in xid order, not seq order: the probe keeps each order's events in seq order.
@@ -294,9 +294,9 @@ public final class OutboxSql {
       FROM ev WHERE last_error IS NOT NULL""";
 
   /**
-   * Run before every relay statement in its transaction: a walk must go along its index ({@code outbox_unstreamed_tx},
-   * {@code outbox_retry}) in order and stop after LIMIT rows. Statistics of a table that grows faster than autovacuum analyzes it
-   * (a backlog of 54,000 rows estimated at 320) made the planner pick a bitmap scan and a sort of the
+   * Run before every relay statement in its transaction: a walk must go along its index
+   * ({@code outbox_unstreamed_tx}, {@code outbox_retry}) in order and stop after LIMIT rows. Statistics of a table
+   * that grows faster than autovacuum analyzes it (a backlog of 54,000 rows estimated at 320) made the planner pick a bitmap scan and a sort of the
    * whole backlog instead: 150 ms per claim against 2 ms, and a relay that fell behind fell further.
    * No sequential scan either, and a custom plan at every execution (about 1 ms of planning per batch):
    * the generic plan the server caches after five executions was made on the statistics of a nearly

@@ -391,8 +391,8 @@ public final class OutboxRelay extends VerticleBase {
               List<Row> batch = new ArrayList<>(read.subList(0, n));
               Row last = batch.get(n - 1);
               return handOut(batch, lines, types, demoted)
-                  .compose(v -> demoted.isEmpty() ? Future.succeededFuture() : conn.preparedQuery(OutboxSql.STREAM_DEMOTE)
-                      .execute(Params.of(demoted.stream().map(Demoted::id).toArray(UUID[]::new),
+                  .compose(v -> demoted.isEmpty() ? Future.succeededFuture()
+                      : conn.preparedQuery(OutboxSql.STREAM_DEMOTE).execute(Params.of(demoted.stream().map(Demoted::id).toArray(UUID[]::new),
                           demoted.stream().map(Demoted::error).toArray(String[]::new), config.maxAttempts(),
                           (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId)))
                   .compose(v -> conn.preparedQuery(OutboxSql.STREAM_ADVANCE)
@@ -408,7 +408,10 @@ public final class OutboxRelay extends VerticleBase {
   /** A STREAM event the cursor passes to the claim path: the error of its failed POST, or null (not attempted). */
   private record Demoted(UUID id, OutboxEventType type, String orderNo, String error) {}
 
-  /** After the cursor's commit: what its failed POSTs left to the claim path, counted and logged; a claim when they fall due. */
+  /**
+   * After the cursor's commit: what its failed POSTs left to the claim path, counted and logged; a claim when
+   * they fall due.
+   */
   private void demoted(List<Demoted> demoted) {
     if (demoted.isEmpty()) {
       return;

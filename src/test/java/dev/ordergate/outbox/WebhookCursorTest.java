@@ -86,7 +86,8 @@ class WebhookCursorTest {
     app.rows("""
         INSERT INTO outbox_events (type, order_no, payload, status)
         SELECT t, 'W' || o, jsonb_build_object('o', o), 'STREAM'
-        FROM generate_series(0, $1::int - 1) o CROSS JOIN unnest(ARRAY['ORDER_PAID', 'NOTIFY_SMS']) WITH ORDINALITY AS x(t, k)
+        FROM generate_series(0, $1::int - 1) o
+        CROSS JOIN unnest(ARRAY['ORDER_PAID', 'NOTIFY_SMS']) WITH ORDINALITY AS x(t, k)
         ORDER BY o, k""", orders);
   }
 
@@ -110,7 +111,10 @@ class WebhookCursorTest {
     return out;
   }
 
-  /** Every event accepted exactly once by a 2xx POST, and each order's ORDER_PAID accepted before its first SMS was sent. */
+  /**
+   * Every event accepted exactly once by a 2xx POST, and each order's ORDER_PAID accepted before its first SMS
+   * was sent.
+   */
   private static void assertEachAcceptedOnceAndInOrder(Set<Integer> failedIndexes) {
     List<Accepted> accepted = accepted(failedIndexes);
     Set<String> ids = new HashSet<>();
@@ -197,7 +201,10 @@ class WebhookCursorTest {
     assertEachAcceptedOnceAndInOrder(Set.of(firstPaid));
   }
 
-  /** With one attempt allowed, an event whose POST failed goes DEAD (logged as such), and its order's SMS is still delivered. */
+  /**
+   * With one attempt allowed, an event whose POST failed goes DEAD (logged as such), and its order's SMS is still
+   * delivered.
+   */
   @Test
   void withOneAttemptAFailedPostIsDead() {
     streamEvents(3);
