@@ -158,6 +158,9 @@ final class ChaosCommand {
       long gap = Math.max(200, timeoutSeconds * 1000L / (actions + 1));
       for (int i = 0; i < actions && drill.racing(); i++) {
         Thread.sleep(gap);
+        if (!drill.racing()) {
+          break;   // the race ended during the gap: a disruption now would hit the settling and the reconciliation
+        }
         // Alternate, starting with a cut; kills are spread among the cuts.
         boolean kill = kills > 0 && (cuts == 0 || (i % 2 == 1 && killed.get() < kills) || i - killed.get() >= cuts);
         if (kill) {

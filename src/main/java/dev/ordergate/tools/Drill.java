@@ -576,11 +576,27 @@ public final class Drill {
     Future.join(reads).transform(ar -> Future.succeededFuture()).await();
   }
 
+  /**
+   * The reconciliation. In chaos mode a 503 (the service's pool still reconnecting after a cut that landed as the
+   * race ended) is an outage: asked again every {@value #RECONCILE_RETRY_MS} ms, up to
+   * {@value #RECONCILE_TRIES} times. Any other answer ends the drill's reconciliation as before.
+   */
   private ReconcileReport reconcile() {
-    JsonObject body = client.expectJson(client.send(HttpMethod.GET, "/admin/reconcile", null, true), 200,
-        "GET /admin/reconcile").await();
-    return ReconcileReport.fromJson(body);
+    for (int attempt = 1; ; attempt++) {
+      HttpResponse<Buffer> resp = client.send(HttpMethod.GET, "/admin/reconcile", null, true).await();
+      if (resp.statusCode() == 503 && attempt < RECONCILE_TRIES && outage("reconcile")) {
+        sleep(RECONCILE_RETRY_MS);
+        continue;
+      }
+      if (resp.statusCode() != 200) {
+        throw new IllegalStateException("GET /admin/reconcile: HTTP " + resp.statusCode() + " " + resp.bodyAsString());
+      }
+      return ReconcileReport.fromJson(resp.bodyAsJsonObject());
+    }
   }
+
+  private static final int RECONCILE_TRIES = 20;
+  private static final long RECONCILE_RETRY_MS = 500;
 
   private static void sleep(long ms) {
     try {
