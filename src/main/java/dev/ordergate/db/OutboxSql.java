@@ -177,7 +177,8 @@ public final class OutboxSql {
 
   /**
    * The log sink's cursor (V18), first statement of its transaction: locks the position (SKIP LOCKED: while
-   * another relay logs a batch, this one reads nothing) and reads up to {@code $1} STREAM events past it in
+   * another relay logs a batch, this one reads nothing; nor while another relay's lease on it has not run out,
+   * V20) and reads up to {@code $1} STREAM events past it in
    * {@code (tx, seq)} order, only of transactions below the statement snapshot's xmin: all of them have ended,
    * so nothing can commit behind the position later. {@code returning} are the event's columns.
    * <p>{@code (tx, seq)} order is not always an order's order: a transaction that took its xid early and wrote an
@@ -206,7 +207,8 @@ public final class OutboxSql {
     return """
         WITH c AS (
             SELECT s.tx, s.seq, pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin
-            FROM outbox_stream s WHERE s.id = 1 FOR UPDATE SKIP LOCKED)
+            FROM outbox_stream s WHERE s.id = 1 AND (s.lease_until IS NULL OR s.lease_until <= now())
+            FOR UPDATE SKIP LOCKED)
         SELECT\s""" + returning + """
         , o.tx, o.seq, w.wait_tx, w.wait_seq, w.behind, c.xmin
         FROM c
@@ -230,22 +232,39 @@ public final class OutboxSql {
   public static final String STREAM_READ_QUIET = streamRead("o.id, o.type, o.order_no");
 
   /**
-   * Second statement of the cursor's transaction: the position moves to {@code ($1, $2)}, and the last mark
-   * with it unless that mark was opened {@code $3} ms ago or more: then a new mark opens there (V18: at most
-   * one mark per {@code $3} ms; an event's delivery time is its mark's, the last batch's {@code now()} in it).
+   * The position moves to {@code ($1, $2)} and its lease ends, and the last mark moves with it unless that mark
+   * was opened {@code $3} ms ago or more: then a new mark opens there (V18: at most one mark per {@code $3} ms; an
+   * event's delivery time is its mark's, the last batch's {@code now()} in it). {@code $4}: the relay's lease token
+   * (V20), the position moving only while it is there; NULL in the transaction that read the batch, which holds
+   * the position locked. Answers {@code moved}: 0 when the lease was lost (ran out, another relay took it).
    */
   public static final String STREAM_ADVANCE = """
       WITH moved AS (
-          UPDATE outbox_stream SET tx = $1, seq = $2, at = now() WHERE id = 1 RETURNING at),
+          UPDATE outbox_stream SET tx = $1, seq = $2, at = now(), lease_token = NULL, lease_until = NULL
+          WHERE id = 1 AND ($4::uuid IS NULL OR lease_token = $4::uuid) RETURNING at),
       last AS (
           SELECT m.tx, m.seq, m.opened FROM outbox_stream_marks m ORDER BY m.tx DESC, m.seq DESC LIMIT 1),
       kept AS (
           UPDATE outbox_stream_marks m SET tx = $1, seq = $2, at = now()
-          FROM last WHERE m.tx = last.tx AND m.seq = last.seq
+          FROM last, moved WHERE m.tx = last.tx AND m.seq = last.seq
             AND last.opened > now() - $3::bigint * interval '1 millisecond'
-          RETURNING 1)
-      INSERT INTO outbox_stream_marks (tx, seq, at, opened)
-      SELECT $1, $2, now(), now() FROM moved WHERE NOT EXISTS (SELECT 1 FROM kept)""";
+          RETURNING 1),
+      opened AS (
+          INSERT INTO outbox_stream_marks (tx, seq, at, opened)
+          SELECT $1, $2, now(), now() FROM moved WHERE NOT EXISTS (SELECT 1 FROM kept))
+      SELECT count(*) AS moved FROM moved""";
+
+  /**
+   * In the transaction that read a batch for webhooks (the position locked): the relay's lease on the position,
+   * token {@code $1}, for {@code $2} ms (V20). Its POSTs run after the commit, outside any transaction.
+   */
+  public static final String STREAM_LEASE = """
+      UPDATE outbox_stream SET lease_token = $1::uuid, lease_until = now() + $2::bigint * interval '1 millisecond'
+      WHERE id = 1""";
+
+  /** A lease given back unused (token {@code $1}): the relay stops, or its batch was not passed. */
+  public static final String STREAM_RELEASE = """
+      UPDATE outbox_stream SET lease_token = NULL, lease_until = NULL WHERE id = 1 AND lease_token = $1::uuid""";
 
   /**
    * The cursor's way past an event that waits ({@link #STREAM_READ}) for an earlier event of its order lying
@@ -254,7 +273,9 @@ public final class OutboxSql {
    * and are logged before commit; the cursor reads only STREAM events, so it passes over them later. Only when
    * all of them are of transactions below {@code $4} (the read's xmin, so all ended); otherwise nothing (the
    * relay waits for the horizon). {@code $3} is the relay. Written as {@link #streamRead}'s probe is, so it goes
-   * by {@code outbox_order}, never from the position to the end of the backlog.
+   * by {@code outbox_order}, never from the position to the end of the backlog. With {@code $5} (a relay with
+   * webhooks, whose POSTs never run inside a transaction) they leave the cursor instead: PENDING in lane RETRY,
+   * due at once and not attempted, for the claim path to deliver in seq order ({@link #STREAM_DEMOTE}).
    */
   public static final String STREAM_AHEAD = """
       WITH c AS (SELECT s.tx, s.seq FROM outbox_stream s WHERE s.id = 1),
@@ -264,13 +285,18 @@ public final class OutboxSql {
               WHERE x.order_no = $1 AND x.seq + 0 <= $2 AND x.status = 'STREAM'
                 AND (x.tx + 0, x.seq + 0) > (c.tx, c.seq)) p)
       UPDATE outbox_events o
-      SET status = 'DELIVERED', delivered_at = now(), attempts = o.attempts + 1, claimed_by = $3
+      SET status = CASE WHEN $5::boolean THEN 'PENDING' ELSE 'DELIVERED' END,
+          delivered_at = CASE WHEN $5::boolean THEN NULL ELSE now() END,
+          attempts = CASE WHEN $5::boolean THEN o.attempts ELSE o.attempts + 1 END,
+          next_attempt_at = CASE WHEN $5::boolean THEN greatest(now(), o.created_at + interval '1 millisecond')
+              ELSE o.next_attempt_at END,
+          claimed_by = $3
       FROM ahead WHERE o.id = ahead.id AND NOT EXISTS (SELECT 1 FROM ahead a WHERE a.tx >= $4)
       RETURNING o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id,
                 false AS behind""";
 
   /**
-   * In the cursor's transaction, before the position moves past them: STREAM events the cursor did not deliver
+   * In the transaction that moves the position past them: STREAM events the cursor did not deliver
    * leave it for the claim path ({@code $1} ids; {@code $2} the error of each whose POST failed, NULL for one
    * not attempted: it waits behind its order's failed or pending event). A failed one counts its attempt, is
    * logged in {@code outbox_attempts} and backs off as {@link #MARK_FAILED} does ({@code $4} ms, at most

@@ -346,14 +346,16 @@ public final class OutboxRelay extends VerticleBase {
   }
 
   /**
-   * The cursor (V18): one transaction reads the committed STREAM events past the position, delivers the longest
-   * run of them whose orders' earlier events are all in it ({@link #deliverable}), and moves the position past
-   * it. Log-sink events are logged; events of a sink that takes batches are POSTed, each order's next event only
-   * once its previous one was accepted ({@link #handOut}). All of it happens before the commit, so a crash in
-   * between delivers them again (at least once). An event whose POST failed, and the events of its order behind
-   * it, leave the cursor for the claim path's retries ({@link OutboxSql#STREAM_DEMOTE}) in the same transaction.
-   * Every relay runs it, whatever its own sinks: a STREAM event was meant for the cursor when it was written.
-   * Answers whether more may be waiting.
+   * The cursor (V18): a transaction reads the committed STREAM events past the position and takes the longest run
+   * of them whose orders' earlier events are all in it ({@link #deliverable}). A run for the log alone is logged
+   * and the position moved in that transaction: the lines are written before the commit, so a crash in between
+   * logs them again (at least once). A run with events for a webhook takes a lease on the position instead (V20)
+   * and commits; its POSTs run outside any transaction, each order's next event only once its previous one was
+   * accepted ({@link #handOut}), and a second transaction moves the position while the lease is still this
+   * relay's ({@link #passLeased}). An event whose POST failed, and the events of its order behind it, leave the
+   * cursor for the claim path's retries ({@link OutboxSql#STREAM_DEMOTE}) in the transaction that moves the
+   * position. Every relay runs it, whatever its own sinks: a STREAM event was meant for the cursor when it was
+   * written. Answers whether more may be waiting.
    */
   private Future<Boolean> stream() {
     int window = config.batchSize() * STREAM_BATCH_FACTOR;
@@ -361,6 +363,10 @@ public final class OutboxRelay extends VerticleBase {
     boolean posts = !config.sinkUrls().isEmpty();
     List<OutboxEventType> types = new ArrayList<>();
     List<Demoted> demoted = new ArrayList<>();
+    UUID token = UUID.randomUUID();
+    long[] leasedAt = new long[1];
+    List<Row> leased = new ArrayList<>();
+    Row[] last = new Row[1];
     return pool.withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
             .compose(x -> conn.preparedQuery(lines || posts ? OutboxSql.STREAM_READ : OutboxSql.STREAM_READ_QUIET)
                 .execute(Params.of(window)))
@@ -373,36 +379,77 @@ public final class OutboxRelay extends VerticleBase {
                 if (read.isEmpty()) {
                   return Future.succeededFuture(false);
                 }
-                // The first event waits for an earlier one of its order beyond this batch: delivered ahead
-                // of the cursor when all of them have ended, else the next cycle's horizon lets it through.
+                // The first event waits for an earlier one of its order beyond this batch: delivered ahead of the
+                // cursor (by a relay with webhooks: left to the claim path) when all of them have ended, else the
+                // next cycle's horizon lets it through.
                 Row first = read.get(0);
                 return conn.preparedQuery(OutboxSql.STREAM_AHEAD).execute(Params.of(first.getString("order_no"),
-                        first.getLong("seq"), instanceId, first.getLong("xmin")))
-                    .compose(ahead -> {
+                        first.getLong("seq"), instanceId, first.getLong("xmin"), posts))
+                    .map(ahead -> {
                       List<Row> sorted = new ArrayList<>(ahead.size());
                       ahead.forEach(sorted::add);
-                      List<Demoted> failed = new ArrayList<>();
-                      return handOut(sorted, true, types, failed).compose(v -> failed.isEmpty()
-                          ? Future.succeededFuture(!sorted.isEmpty())
-                          // Marked DELIVERED in this transaction: a failed POST rolls it back, to be tried again.
-                          : Future.failedFuture(failed.get(0).error()));
+                      if (posts) {
+                        sorted.forEach(r -> demoted.add(demotion(r, null)));
+                      } else {
+                        logLines(sorted, true, types);
+                      }
+                      return !sorted.isEmpty();
                     });
               }
               List<Row> batch = new ArrayList<>(read.subList(0, n));
-              Row last = batch.get(n - 1);
-              return handOut(batch, lines, types, demoted)
-                  .compose(v -> demoted.isEmpty() ? Future.succeededFuture()
-                      : conn.preparedQuery(OutboxSql.STREAM_DEMOTE).execute(Params.of(demoted.stream().map(Demoted::id).toArray(UUID[]::new),
-                          demoted.stream().map(Demoted::error).toArray(String[]::new), config.maxAttempts(),
-                          (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId)))
-                  .compose(v -> conn.preparedQuery(OutboxSql.STREAM_ADVANCE)
-                      .execute(Params.of(last.getLong("tx"), last.getLong("seq"), MARK_EVERY_MS)))
-                  .map(v -> read.size() >= window || n < read.size());
+              // The position goes past the last row in (tx, seq) order; handOut sorts the batch by seq.
+              last[0] = batch.get(n - 1);
+              boolean more = read.size() >= window || n < read.size();
+              if (batch.stream().anyMatch(r -> config.sinkUrls().containsKey(r.getString("type")))) {
+                leased.addAll(batch);
+                // Taken before the lease's now(): the relay's deadlines end no later than the lease does.
+                leasedAt[0] = System.nanoTime();
+                return conn.preparedQuery(OutboxSql.STREAM_LEASE).execute(Params.of(token, config.leaseMs()))
+                    .map(more);
+              }
+              // Only the log: handed out (no network call) and passed in this transaction, the position locked.
+              return handOut(batch, lines, types, demoted, leasedAt[0])
+                  .compose(v -> pass(conn, last[0], null, demoted))
+                  .map(more);
             }))
+        .compose(more -> leased.isEmpty() ? Future.succeededFuture(more)
+            : passLeased(leased, last[0], token, leasedAt[0], lines, types, demoted).map(more))
         .onSuccess(more -> {
           types.forEach(type -> metrics.delivery(type, "delivered"));
           demoted(demoted);
         });
+  }
+
+  /**
+   * A batch under this relay's lease on the position, token {@code token} taken at {@code leasedAt}, {@code last}
+   * its last row in {@code (tx, seq)} order: handed out
+   * with no transaction open ({@link #handOut}), then passed in one transaction while the lease is still there.
+   * A batch not passed (the relay stops mid-POST, the lease ran out, a statement failed) gives the lease back if it
+   * can; the next read delivers the batch again (at least once).
+   */
+  private Future<Void> passLeased(List<Row> batch, Row last, UUID token, long leasedAt, boolean lines,
+                                  List<OutboxEventType> types, List<Demoted> demoted) {
+    return handOut(batch, lines, types, demoted, leasedAt)
+        .compose(v -> pool.withTransaction(conn -> pass(conn, last, token, demoted)))
+        .recover(err -> pool.preparedQuery(OutboxSql.STREAM_RELEASE).execute(Params.of(token))
+            .transform(ar -> Future.failedFuture(err)));
+  }
+
+  /**
+   * Moves the position past {@code last} ({@link OutboxSql#STREAM_ADVANCE}; {@code token}: the lease it must still
+   * hold, null when {@code conn}'s transaction read the batch) and, only then, passes {@code demoted} to the claim
+   * path. Fails when the lease was lost, so the transaction rolls back.
+   */
+  private Future<Void> pass(io.vertx.sqlclient.SqlConnection conn, Row last, UUID token, List<Demoted> demoted) {
+    return conn.preparedQuery(OutboxSql.STREAM_ADVANCE)
+        .execute(Params.of(last.getLong("tx"), last.getLong("seq"), MARK_EVERY_MS, token))
+        .compose(rows -> rows.iterator().next().getLong("moved") == 0
+            ? Future.failedFuture(new IllegalStateException("the cursor's lease ran out before its batch was passed"))
+            : demoted.isEmpty() ? Future.<Void>succeededFuture()
+            : conn.preparedQuery(OutboxSql.STREAM_DEMOTE).execute(Params.of(
+                demoted.stream().map(Demoted::id).toArray(UUID[]::new),
+                demoted.stream().map(Demoted::error).toArray(String[]::new), config.maxAttempts(),
+                (double) config.baseDelayMs(), (double) config.maxDelayMs(), instanceId)).mapEmpty());
   }
 
   /** A STREAM event the cursor passes to the claim path: the error of its failed POST, or null (not attempted). */
@@ -441,9 +488,11 @@ public final class OutboxRelay extends VerticleBase {
    * first remaining event of each order, its POSTs (one per URL and {@code batchMax}) sent side by side; an order
    * whose event failed (added to {@code demoted} with its error), or whose event is {@code behind} its order's
    * pending event on the claim path, has the rest of its events added to {@code demoted} unattempted. Fails only
-   * when the relay is stopping with POSTs that failed: the transaction rolls back and nothing is passed on.
+   * when the relay is stopping with POSTs that failed: nothing is passed on, the lease is given back. Deadlines end
+   * inside the lease taken at {@code leasedAt} (the run for the log alone takes none and POSTs nothing).
    */
-  private Future<Void> handOut(List<Row> rows, boolean lines, List<OutboxEventType> types, List<Demoted> demoted) {
+  private Future<Void> handOut(List<Row> rows, boolean lines, List<OutboxEventType> types, List<Demoted> demoted,
+                               long leasedAt) {
     rows.sort(Comparator.comparingLong(r -> r.getLong("seq")));
     boolean simple = true;
     for (Row row : rows) {
@@ -460,12 +509,12 @@ public final class OutboxRelay extends VerticleBase {
     for (Row row : rows) {
       byOrder.computeIfAbsent(row.getString("order_no"), k -> new ArrayList<>()).add(row);
     }
-    return round(new ArrayList<>(byOrder.values()), 0, lines, types, demoted);
+    return round(new ArrayList<>(byOrder.values()), 0, lines, types, demoted, leasedAt);
   }
 
   /** Round {@code k} of {@link #handOut}: each order's {@code k}-th event; then the next round. */
   private Future<Void> round(List<List<Row>> orders, int k, boolean lines, List<OutboxEventType> types,
-                             List<Demoted> demoted) {
+                             List<Demoted> demoted, long leasedAt) {
     List<Row> sent = new ArrayList<>();
     List<Future<Void>> posts = new ArrayList<>();
     List<List<Row>> next = new ArrayList<>();
@@ -486,13 +535,15 @@ public final class OutboxRelay extends VerticleBase {
       }
       OutboxEvent event = OutboxEvent.of(row);
       int batchMax = config.batchMax(event.type().name());
-      long deadline = config.httpTimeoutMs();
+      long deadline = deadlineMs(leasedAt);
       sent.add(row);
-      posts.add(batchMax > 1 ? batches.deliver(url, batchMax, event, deadline)
+      posts.add(deadline < MIN_DELIVERY_MS
+          ? Future.failedFuture(new IllegalStateException("not delivered: the cursor's lease is nearly over"))
+          : batchMax > 1 ? batches.deliver(url, batchMax, event, deadline)
           : post(url, event.id().toString(), event.envelope(), deadline));
     }
     if (posts.isEmpty()) {
-      return next.isEmpty() ? Future.succeededFuture() : round(next, k + 1, lines, types, demoted);
+      return next.isEmpty() ? Future.succeededFuture() : round(next, k + 1, lines, types, demoted, leasedAt);
     }
     return Future.join(posts).transform(all -> {
       List<List<Row>> going = new ArrayList<>(next);
@@ -516,7 +567,7 @@ public final class OutboxRelay extends VerticleBase {
           return true;
         });
       }
-      return going.isEmpty() ? Future.succeededFuture() : round(going, k + 1, lines, types, demoted);
+      return going.isEmpty() ? Future.succeededFuture() : round(going, k + 1, lines, types, demoted, leasedAt);
     });
   }
 

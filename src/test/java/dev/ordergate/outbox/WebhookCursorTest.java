@@ -219,8 +219,9 @@ class WebhookCursorTest {
   }
 
   /**
-   * A relay stopped while its POST hangs rolls its cursor transaction back: no event moved, none left the cursor.
-   * The next relay delivers every event (at least once).
+   * While a POST is out, no transaction is open and no row lock is held: the relay holds a lease on the position
+   * (V20). A relay stopped while its POST hangs gives the lease back: no event moved, none left the cursor. The
+   * next relay delivers every event (at least once).
    */
   @Test
   void aRelayStoppedMidPostMovesNothingAndTheNextDeliversEverything() {
@@ -228,10 +229,17 @@ class WebhookCursorTest {
     endpoint.responder = (path, n, body) -> FakeEndpoint.HANG;
     String id = deployRelay("cursor-hang", config(5, 1_000));
     eventually("a POST hangs", () -> !endpoint.held.isEmpty());
+    assertEquals(0, app.count("SELECT count(*) FROM pg_stat_activity "
+        + "WHERE datname = current_database() AND state LIKE 'idle in transaction%'"), "no transaction open");
+    assertEquals(0, app.count("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        + "WHERE a.datname = current_database() AND l.relation = 'outbox_stream'::regclass AND a.pid <> pg_backend_pid()"),
+        "no lock on the position");
+    assertEquals(1, app.count("SELECT count(*) FROM outbox_stream WHERE lease_token IS NOT NULL "
+        + "AND lease_until > now()"), "the position is under the relay's lease");
     app.vertx.undeploy(id).await();
     relays.remove(id);
-    eventually("the cursor's transaction ended", () -> app.count("SELECT count(*) FROM pg_stat_activity "
-        + "WHERE datname = current_database() AND state LIKE 'idle in transaction%'") == 0);
+    eventually("the lease is given back", () -> app.count(
+        "SELECT count(*) FROM outbox_stream WHERE lease_token IS NULL") == 1);
     assertEquals(10, app.count("SELECT count(*) FROM outbox_events WHERE status = 'STREAM'"), "none left the cursor");
     assertEquals(10, undelivered(), "the position did not move");
     assertEquals(0, app.count("SELECT count(*) FROM outbox_attempts"));
