@@ -6,6 +6,8 @@ end), with the real service (target/ordergate.jar, the JVM flags of scripts/run)
 process. Prints a markdown table and writes bench/RESULTS.md. the README, section Benchmarks explains each row.
 """
 import argparse
+import bisect
+import collections
 import datetime
 import glob
 import hashlib
@@ -160,10 +162,13 @@ class Bench:
         env = dict(os.environ, ORDERGATE_DB_URL=self.url(db), ORDERGATE_CONF=path,
                    ORDERGATE_HTTP_PORT=str(port), ORDERGATE_ADMIN_TOKEN=ADMIN_TOKEN)
         out = open(os.path.join(self.tmp, f"{name}.log"), "w")
-        p = subprocess.Popen(["java", *self.jvm_opts, "-jar", JAR], cwd=ROOT, env=env, stdout=out,
-                             stderr=subprocess.STDOUT)
+        # The JVM's pauses, with wall-clock times, for the tail profile of the latency runs (TailProfile).
+        gc_log = os.path.join(self.tmp, f"{name}.gc.log")
+        p = subprocess.Popen(["java", *self.jvm_opts, f"-Xlog:safepoint:file={gc_log}:time", "-jar", JAR], cwd=ROOT,
+                             env=env, stdout=out, stderr=subprocess.STDOUT)
         self.procs.append(p)
         svc = Service(p, port, os.path.join(self.tmp, f"{name}.log"))
+        svc.gc_log = gc_log
         deadline = time.time() + 120
         while time.time() < deadline:
             if p.poll() is not None:
@@ -399,15 +404,20 @@ class Bench:
         cmd = [sys.executable, os.path.join(ROOT, "bench", "openloop.py"), "--url", self.cb_svc.base,
                "--path", f"/api/callbacks/{CHANNEL}", "--file", path, "--rate", f"{rate:.1f}",
                "--connections", str(connections), "--report", report]
+        series = os.path.join(self.tmp, f"{name}.series.tsv")
+        cmd += ["--series", series]
         lsn0 = self.wal_lsn(db)
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
-        with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter:
+        with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter, TailProfile(self, db) as profile:
             stdout, stderr = p.communicate()
         if not os.path.exists(report):
             raise RuntimeError(f"openloop failed ({p.returncode}): {stdout[-1000:]} {stderr[-2000:]}")
         with open(report) as f:
             res = json.load(f)
         res["cpu"] = meter.seconds()
+        res["profile"] = profile.summary(res, series, getattr(self.cb_svc, "gc_log", None))
+        if os.path.exists(series):
+            os.remove(series)
         self.wal_of(db, res, lsn0, n)
         res["applied"] = res.get("outcomes", {}).get("APPLIED", 0)
         res["ok"] = p.returncode == 0 and res["applied"] == n
@@ -1033,6 +1043,22 @@ class Bench:
                         f"{r['latencyMs']['p99']} | {x['lagP50']:.2f} / {x['lagP99']:.2f} / {x['lagMax']:.2f} | "
                         f"{x['delivered']:,} / {x['created']:,} | {x['pendingMax']:,} / {x.get('pendingAtLoadEnd', 0):,} | "
                         f"{x['drainSeconds']:.1f} |")
+        profiled = [(f"2, relay off, {i + 1}", cb["openRate"], r) for i, r in enumerate(cb["openRuns"])]
+        for sink, row in (("log", "2b"), ("webhook", "2c")):
+            profiled += [(f"{row}, {sink} sink, {i + 1}", r.get("rate") or r["throughputPerSecond"], r)
+                         for i, r in enumerate((rl or {}).get(sink, {}).get("halfRuns", []))]
+        profiled = [(label, rate, r) for label, rate, r in profiled if r.get("profile")]
+        if profiled:
+            add("\n### Tail profile of the open loops (rows 2-2c)\n")
+            add("Sampled every 50 ms during each run (`TailProfile`): the machine's CPU busy share (of all its CPUs) and "
+                "the scratch database's active backends by wait event (CPU: none, so running or waiting for a core; "
+                "autovacuum: its workers), as means over the run and over the samples taken while one of the run's "
+                "slowest 1 % of callbacks was in flight; in brackets, a mean over the rate: the time a callback spent "
+                "so (Little's law). JVM pauses: the service's safepoints (`-Xlog:safepoint`).\n")
+            add("| run | p99 ms | profile |")
+            add("|---|---|---|")
+            for label, rate, r in profiled:
+                add(f"| {label} | {r['latencyMs']['p99']} | {profile_text(r['profile'], rate)} |")
         if R.get("triggers"):
             add("")
             add(R["triggers"])
@@ -1104,17 +1130,35 @@ class PsqlSession:
             self.proc.kill()
 
 
-class OutboxSampler:
+class Sampling:
+    """A sampler's thread: loop() runs from __enter__ until __exit__ sets stop."""
+
+    def __init__(self):
+        self.stop = False
+        import threading
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop = True
+        self.thread.join()
+
+
+class OutboxSampler(Sampling):
     """Samples the outbox every 0.5 s during a run, on one session: pending events and the table's size on
     disk; its rows are counted once, at the end. (A count(*) of the whole table every 0.5 s cost PostgreSQL
     80-90 ms a sample, about 30 µs per callback of the CPU the runs measure: issue 13.)"""
 
     def __init__(self, bench, db):
+        super().__init__()
         self.bench, self.db = bench, db
         self.max_pending, self.last_pending, self.last_rows, self.sizes = 0, 0, 0, []
-        self.stop = False
-        import threading
-        self.thread = threading.Thread(target=self.loop, daemon=True)
 
     def loop(self):
         with PsqlSession(self.bench.url(self.db)) as session:
@@ -1130,15 +1174,127 @@ class OutboxSampler:
                     self.sizes.append(int(parts[1]))
                 time.sleep(0.5)
 
-    def __enter__(self):
-        self.thread.start()
-        return self
-
     def __exit__(self, *exc):
-        self.stop = True
-        self.thread.join()
+        super().__exit__(*exc)
         rows = self.bench.psql(self.db, "SELECT count(*) FROM outbox_events", check=False)
         self.last_rows = int(rows) if rows.isdigit() else 0
+
+
+class TailProfile(Sampling):
+    """Where a latency run's time went, and its tail's (issue 13, target 2), sampled every 50 ms on one session:
+    the scratch database's active backends by wait event (CPU where none: running, or waiting for a core), the
+    autovacuum workers among them, and the machine's CPU from /proc/stat; afterwards the service JVM's safepoint
+    pauses from its log. summary() gives each as a mean over the run, and the same means over the samples taken
+    while one of the slowest 1 % of requests (openloop.py --series) was in flight. By Little's law a mean of
+    backends over the rate is the time a callback spent so, on average. The sampler's query is one scan of
+    pg_stat_activity, 20 a second (measured: under 1 % of one core)."""
+
+    PERIOD = 0.05
+
+    def __init__(self, bench, db):
+        super().__init__()
+        self.bench, self.db = bench, db
+        self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample)
+
+    @staticmethod
+    def cpu_ticks():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        idle = v[3] + (v[4] if len(v) > 4 else 0)
+        return sum(v) - idle, sum(v)
+
+    def loop(self):
+        sql = ("SELECT coalesce(string_agg(CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' "
+               "ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU') END, ','), '') "
+               f"FROM pg_stat_activity WHERE datname = '{self.db}' AND pid <> pg_backend_pid() "
+               "AND (state = 'active' OR backend_type = 'autovacuum worker')")
+        last = self.cpu_ticks()
+        with PsqlSession(self.bench.url("postgres")) as session:
+            while not self.stop:
+                out = session.query(sql)
+                now = time.time()
+                ticks = self.cpu_ticks()
+                busy = (ticks[0] - last[0]) / max(ticks[1] - last[1], 1)
+                last = ticks
+                counts = collections.Counter(e for e in out.split(",") if e)
+                self.samples.append((now, counts, busy))
+                time.sleep(self.PERIOD)
+
+    @staticmethod
+    def pauses(gc_log, t0, t1):
+        """The JVM's safepoint pauses between wall times t0 and t1: (start, seconds) each."""
+        out = []
+        if not gc_log or not os.path.exists(gc_log):
+            return out
+        pat = re.compile(r"^\[([0-9T:.-]+)([+-]\d{4})\].*Total: (\d+) ns")
+        with open(gc_log) as f:
+            for line in f:
+                m = pat.match(line)
+                if not m:
+                    continue
+                at = datetime.datetime.strptime(m.group(1) + m.group(2), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+                secs = int(m.group(3)) / 1e9
+                if t0 <= at <= t1:
+                    out.append((at - secs, secs))
+        return out
+
+    def summary(self, res, series, gc_log):
+        if not self.samples or not os.path.exists(series):
+            return None
+        t0 = res["startedAt"]
+        flights = []
+        with open(series) as f:
+            for line in f:
+                due, lat = line.split("\t")
+                flights.append((t0 + float(due) / 1000, float(lat) / 1000))
+        if not flights:
+            return None
+        lats = sorted(lat for _, lat in flights)
+        cut = lats[int(len(lats) * 0.99)]
+        slow = sorted((due, due + lat) for due, lat in flights if lat >= cut)
+        end = max(due + lat for due, lat in flights)
+        run = [s for s in self.samples if t0 <= s[0] <= end]
+
+        def in_flight(at):
+            i = bisect.bisect_right(slow, (at, float("inf")))
+            return any(a <= at <= b for a, b in slow[max(0, i - 64):i])
+
+        tail = [s for s in run if in_flight(s[0])]
+
+        def means(samples):
+            if not samples:
+                return {"samples": 0}
+            events = collections.Counter()
+            for _, counts, _ in samples:
+                events.update(counts)
+            return {"samples": len(samples), "busy": round(sum(b for _, _, b in samples) / len(samples), 3),
+                    "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()}}
+
+        pauses = self.pauses(gc_log, t0, end)
+        tail_pause = sum(secs for at, secs in pauses if any(a <= at <= b for a, b in slow))
+        return {"run": means(run), "tail": means(tail), "slowCutMs": round(cut * 1000, 2), "slow": len(slow),
+                "pauses": {"count": len(pauses), "ms": round(sum(secs for _, secs in pauses) * 1000, 1),
+                           "maxMs": round(max((secs for _, secs in pauses), default=0) * 1000, 2),
+                           "whileSlowMs": round(tail_pause * 1000, 1)},
+                "seconds": round(end - t0, 2)}
+
+
+def profile_text(prof, rate):
+    """One line of a run's profile: the machine's CPU and the database's backends by wait event, over the run and
+    while its slowest 1 % were in flight (means; 'ms' is per callback, by Little's law)."""
+    if not prof or not prof["run"].get("samples"):
+        return "no profile"
+
+    def part(m, per_callback):
+        top = list(m["backends"].items())[:4]
+        text = ", ".join(f"{e} {v:.2f}" + (f" ({v / rate * 1000:.2f} ms)" if per_callback else "") for e, v in top)
+        return f"CPU busy {m['busy'] * 100:.0f} %; backends {text or 'none'}"
+
+    tail = prof["tail"]
+    p = prof["pauses"]
+    return (f"run: {part(prof['run'], True)} | slowest 1 % (>= {prof['slowCutMs']} ms, {tail.get('samples', 0)} "
+            f"samples): {part(tail, False) if tail.get('samples') else 'no sample'} | JVM pauses {p['count']}, "
+            f"{p['ms']} ms, max {p['maxMs']} ms, {p['whileSlowMs']} ms while a slow one was in flight")
 
 
 class SinkReceiver:
