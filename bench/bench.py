@@ -167,8 +167,7 @@ class Bench:
         p = subprocess.Popen(["java", *self.jvm_opts, f"-Xlog:safepoint:file={gc_log}:time", "-jar", JAR], cwd=ROOT,
                              env=env, stdout=out, stderr=subprocess.STDOUT)
         self.procs.append(p)
-        svc = Service(p, port, os.path.join(self.tmp, f"{name}.log"))
-        svc.gc_log = gc_log
+        svc = Service(p, port, os.path.join(self.tmp, f"{name}.log"), gc_log)
         deadline = time.time() + 120
         while time.time() < deadline:
             if p.poll() is not None:
@@ -415,7 +414,7 @@ class Bench:
         with open(report) as f:
             res = json.load(f)
         res["cpu"] = meter.seconds()
-        res["profile"] = profile.summary(res, series, getattr(self.cb_svc, "gc_log", None))
+        res["profile"] = profile.summary(res, series, self.cb_svc.gc_log)
         if os.path.exists(series):
             os.remove(series)
         self.wal_of(db, res, lsn0, n)
@@ -1187,7 +1186,7 @@ class TailProfile(Sampling):
     pauses from its log. summary() gives each as a mean over the run, and the same means over the samples taken
     while one of the slowest 1 % of requests (openloop.py --series) was in flight. By Little's law a mean of
     backends over the rate is the time a callback spent so, on average. The sampler's query is one scan of
-    pg_stat_activity, 20 a second (measured: under 1 % of one core)."""
+    pg_stat_activity, 20 a second (its cost was not measured apart)."""
 
     PERIOD = 0.05
 
@@ -1249,15 +1248,23 @@ class TailProfile(Sampling):
                 flights.append((t0 + float(due) / 1000, float(lat) / 1000))
         if not flights:
             return None
-        lats = sorted(lat for _, lat in flights)
-        cut = lats[int(len(lats) * 0.99)]
+        cut = pct(sorted(lat for _, lat in flights), 99)
         slow = sorted((due, due + lat) for due, lat in flights if lat >= cut)
+        # The slow ones' flights as disjoint spans: a time is inside one when it is inside the span that starts
+        # last before it.
+        spans = []
+        for a, b in slow:
+            if spans and a <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], b)
+            else:
+                spans.append([a, b])
+        starts = [a for a, _ in spans]
         end = max(due + lat for due, lat in flights)
         run = [s for s in self.samples if t0 <= s[0] <= end]
 
         def in_flight(at):
-            i = bisect.bisect_right(slow, (at, float("inf")))
-            return any(a <= at <= b for a, b in slow[max(0, i - 64):i])
+            i = bisect.bisect_right(starts, at) - 1
+            return i >= 0 and at <= spans[i][1]
 
         tail = [s for s in run if in_flight(s[0])]
 
@@ -1271,7 +1278,7 @@ class TailProfile(Sampling):
                     "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()}}
 
         pauses = self.pauses(gc_log, t0, end)
-        tail_pause = sum(secs for at, secs in pauses if any(a <= at <= b for a, b in slow))
+        tail_pause = sum(secs for at, secs in pauses if in_flight(at))
         return {"run": means(run), "tail": means(tail), "slowCutMs": round(cut * 1000, 2), "slow": len(slow),
                 "pauses": {"count": len(pauses), "ms": round(sum(secs for _, secs in pauses) * 1000, 1),
                            "maxMs": round(max((secs for _, secs in pauses), default=0) * 1000, 2),
@@ -1332,18 +1339,16 @@ class SinkReceiver:
         self.server.server_close()
 
 
-class CpuMeter:
+class CpuMeter(Sampling):
     """CPU seconds (user + system, from /proc/<pid>/stat) used during a run by the service, the load
     generator and the database's client backends, sampled every 0.25 s so that backends that come
     and go with the run (pgbench's) are counted too."""
 
     def __init__(self, bench, db, service_pid, client_pid):
+        super().__init__()
         self.bench, self.db = bench, db
         self.groups = {"service": {service_pid} if service_pid else set(), "client": {client_pid}}
         self.first, self.last = {}, {}
-        self.stop = False
-        import threading
-        self.thread = threading.Thread(target=self.loop, daemon=True)
         self.tick = os.sysconf("SC_CLK_TCK")
         self.asked = 0.0
 
@@ -1392,23 +1397,19 @@ class CpuMeter:
 
     def __enter__(self):
         self.sample()
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop = True
-        self.thread.join()
+        return super().__enter__()
 
     def seconds(self):
         return {g: sum(self.last.get(p, 0) - self.first.get(p, 0) for p in pids) for g, pids in self.groups.items()}
 
 
 class Service:
-    def __init__(self, proc, port, logfile):
+    def __init__(self, proc, port, logfile, gc_log):
         self.proc = proc
         self.port = port
         self.base = f"http://127.0.0.1:{port}"
         self.log = logfile
+        self.gc_log = gc_log   # the JVM's safepoints (-Xlog:safepoint, wall-clock times)
 
     def memory(self):
         out = {}

@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.ordergate.outbox.FakeEndpoint.eventually;
 import static dev.ordergate.support.TestApp.order;
@@ -249,6 +250,7 @@ class WebhookCursorTest {
     eventually("every event is delivered", () -> undelivered() == 0);
     assertEachAcceptedInOrder(Set.of(), true);
   }
+
   /**
    * A relay whose lease on the position ran out and was taken by another while its POST was out (a pause longer
    * than the lease) moves nothing when the POST is accepted: the position stays, no event leaves the cursor, and
@@ -258,14 +260,14 @@ class WebhookCursorTest {
   @Test
   void aRelayWhoseLeaseWasTakenOverMidPostMovesNothing() {
     streamEvents(5);
-    boolean[] hang = {true};
-    endpoint.responder = (path, n, body) -> hang[0] && path.equals("/sink/ORDER_PAID") ? FakeEndpoint.HANG : 200;
+    AtomicBoolean hang = new AtomicBoolean(true);
+    endpoint.responder = (path, n, body) -> hang.get() && path.equals("/sink/ORDER_PAID") ? FakeEndpoint.HANG : 200;
     deployRelay("cursor-overtaken", config(5, 1_000));
     eventually("a POST hangs", () -> !endpoint.held.isEmpty());
     String other = app.rows("UPDATE outbox_stream SET lease_token = gen_random_uuid(), "
         + "lease_until = now() + interval '1 hour' WHERE lease_token IS NOT NULL RETURNING lease_token::text")
         .iterator().next().getString(0);
-    hang[0] = false;
+    hang.set(false);
     endpoint.held.forEach(req -> req.response().setStatusCode(200).end());
     eventually("the SMS round is POSTed after the ORDER_PAID round", () -> !endpoint.at("/sink/NOTIFY_SMS").isEmpty());
     assertFalse(FakeEndpoint.within(java.time.Duration.ofSeconds(1), () -> undelivered() < 10 || app.count(
