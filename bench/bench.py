@@ -267,8 +267,9 @@ class Bench:
         log(f"service open loop at {half:.0f}/s through bench/openloop.py, {n} callbacks, {z['latency_repeats']} times")
         open_runs = []
         for i in range(z["latency_repeats"]):
+            signed = self.signed_callbacks(db, f"openpy{i}", n)
             self.settle(db, n)
-            open_runs.append(self.openloop(db, f"openpy{i}", n, half))
+            open_runs.append(self.openloop(db, f"openpy{i}", n, half, signed=signed))
         open_py = median_run(open_runs)
         rss_all = svc.memory()
         self.stop_service(svc)
@@ -394,11 +395,14 @@ class Bench:
                 f.write(f"t={t},v2={sig}\t{body}\n")
         return path, prefix
 
-    def openloop(self, db, name, n, rate, connections=256):
+    def openloop(self, db, name, n, rate, connections=256, signed=None):
         """n callbacks open loop at `rate` through bench/openloop.py (pre-signed, one Python thread: a tenth of
         the replay JVM's CPU per callback, which on this 2-core machine otherwise competes with the service);
-        latency from when each was due. The same report fields as replay()."""
-        path, prefix = self.signed_callbacks(db, name, n)
+        latency from when each was due. The same report fields as replay(). `signed`: signed_callbacks() made
+        before the caller's settle, so that its pending orders' WAL and dead tuples come before the settle's
+        VACUUM and CHECKPOINT instead of after them (issue 13: their WAL, added to the run's, had a checkpoint
+        requested by WAL volume start in the run's last seconds or in the next settle by a segment either way)."""
+        path, prefix = signed or self.signed_callbacks(db, name, n)
         report = os.path.join(self.tmp, f"{name}.openloop.json")
         cmd = [sys.executable, os.path.join(ROOT, "bench", "openloop.py"), "--url", self.cb_svc.base,
                "--path", f"/api/callbacks/{CHANNEL}", "--file", path, "--rate", f"{rate:.1f}",
@@ -406,15 +410,19 @@ class Bench:
         series = os.path.join(self.tmp, f"{name}.series.tsv")
         cmd += ["--series", series]
         lsn0 = self.wal_lsn(db)
+        ckpt0 = self.checkpoints(db)
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
         with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter, TailProfile(self, db) as profile:
             stdout, stderr = p.communicate()
+        ckpt1 = self.checkpoints(db)
         if not os.path.exists(report):
             raise RuntimeError(f"openloop failed ({p.returncode}): {stdout[-1000:]} {stderr[-2000:]}")
         with open(report) as f:
             res = json.load(f)
         res["cpu"] = meter.seconds()
         res["profile"] = profile.summary(res, series, self.cb_svc.gc_log)
+        if res["profile"] and ckpt0 and ckpt1:
+            res["profile"]["checkpoints"] = {"timed": ckpt1[0] - ckpt0[0], "requested": ckpt1[1] - ckpt0[1]}
         if os.path.exists(series):
             os.remove(series)
         self.wal_of(db, res, lsn0, n)
@@ -531,7 +539,9 @@ class Bench:
         that falls behind shows it)."""
         z = self.size
         n = int(expected_rate * z["relay_seconds"])
+        signed = None
         if rate and not wrk:
+            signed = self.signed_callbacks(db, f"r{sink}{mode}", n)
             self.settle(db, n)
         t0 = self.psql(db, "SELECT now()")
         with OutboxSampler(self, db) as sampler:
@@ -540,7 +550,7 @@ class Bench:
                              z["relay_seconds"])
                 r["latencyMs"] = {"p50": r["p50"], "p99": r["p99"], "p99.9": None}
             elif rate:
-                r = self.openloop(db, f"r{sink}{mode}", n, rate)
+                r = self.openloop(db, f"r{sink}{mode}", n, rate, signed=signed)
             else:
                 r = self.replay(db, f"r{sink}{mode}", n, connections=256)
             at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending", jit=False))
@@ -565,6 +575,12 @@ class Bench:
     @staticmethod
     def keeps_up(r):
         return r["relay"]["lagP99"] <= TARGETS["relay_lag_p99_s"] and r["relay"]["delivered"] == r["relay"]["created"]
+
+    def checkpoints(self, db):
+        """The server's (timed, requested) checkpoint counts so far (pg_stat_bgwriter), or None. Requested ones are
+        the bench's CHECKPOINT and those WAL volume asks for (max_wal_size)."""
+        out = self.psql(db, "SELECT checkpoints_timed || ',' || checkpoints_req FROM pg_stat_bgwriter", check=False)
+        return tuple(int(x) for x in out.split(",")) if re.fullmatch(r"\d+,\d+", out) else None
 
     def settle(self, db, callbacks=0):
         """Before an open loop (the latency rows): VACUUM (ANALYZE), the WAL reserve for `callbacks` callbacks
@@ -666,7 +682,8 @@ class Bench:
         sizes = sampler.sizes
         q = [sizes[int(len(sizes) * f)] for f in (0.25, 0.5, 0.75)] + [sizes[-1]] if sizes else [0, 0, 0, 0]
         res = {"rate": rate, "seconds": secs, "achieved": r["throughputPerSecond"], "sizesMb": [x / 1e6 for x in q],
-               "pendingMax": sampler.max_pending, "rowsEnd": sampler.last_rows, "p99": r["latencyMs"]["p99"]}
+               "pendingMax": sampler.max_pending, "rowsEnd": sampler.last_rows, "p99": r["latencyMs"]["p99"],
+               "checkpoints": (r.get("profile") or {}).get("checkpoints")}
         log(f"steady outbox: sizes at 25/50/75/100% {['%.1f' % (x / 1e6) for x in q]} MB, rows at end {sampler.last_rows}")
         return res
 
@@ -955,7 +972,9 @@ class Bench:
             add(f"| 3b | outbox size over a {st['seconds']} s open loop at {st['rate']:,.0f}/s with a retention of "
                 f"{st['seconds'] / 10:.0f} s: table + indexes at 25 / 50 / 75 / 100 % of the run, and the relay's backlog | "
                 f"{' / '.join('%.1f' % x for x in sz)} MB, {st['rowsEnd']:,} rows at the end, backlog peak "
-                f"{st['pendingMax']:,} | flat after the retention starts (last <= 1.3 x the 50 % sample), backlog peak "
+                f"{st['pendingMax']:,}" + (f" (not a latency row: callback p99 {st['p99']} ms over the run, from a service "
+                f"started for it without a warm-up, with {st['checkpoints']['requested']} checkpoint(s) started by WAL "
+                f"volume in it)" if st.get("checkpoints") else "") + " | flat after the retention starts (last <= 1.3 x the 50 % sample), backlog peak "
                 f"<= one second of events ({st['rate'] * 2:,.0f}) | {yes(flat and kept_up)} |")
         table = "\n".join(lines)
 
@@ -1182,7 +1201,8 @@ class OutboxSampler(Sampling):
 class TailProfile(Sampling):
     """Where a latency run's time went, and its tail's (issue 13, target 2), sampled every 50 ms on one session:
     the scratch database's active backends by wait event (CPU where none: running, or waiting for a core), the
-    autovacuum workers among them, and the machine's CPU from /proc/stat; afterwards the service JVM's safepoint
+    autovacuum workers among them, whether the server's checkpointer is at work (any wait but its idle
+    CheckpointerMain), and the machine's CPU from /proc/stat; afterwards the service JVM's safepoint
     pauses from its log. summary() gives each as a mean over the run, and the same means over the samples taken
     while one of the slowest 1 % of requests (openloop.py --series) was in flight. By Little's law a mean of
     backends over the rate is the time a callback spent so, on average. The sampler's query is one scan of
@@ -1193,7 +1213,8 @@ class TailProfile(Sampling):
     def __init__(self, bench, db):
         super().__init__()
         self.bench, self.db = bench, db
-        self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample)
+        self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample,
+        #  whether the checkpointer was at work)
 
     @staticmethod
     def cpu_ticks():
@@ -1206,17 +1227,21 @@ class TailProfile(Sampling):
         sql = ("SELECT coalesce(string_agg(CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' "
                "ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU') END, ','), '') "
                f"FROM pg_stat_activity WHERE datname = '{self.db}' AND pid <> pg_backend_pid() "
-               "AND (state = 'active' OR backend_type = 'autovacuum worker')")
+               "AND (state = 'active' OR backend_type = 'autovacuum worker') "
+               "UNION ALL SELECT count(*)::text FROM pg_stat_activity WHERE backend_type = 'checkpointer' "
+               "AND coalesce(wait_event, '') <> 'CheckpointerMain'")
         last = self.cpu_ticks()
         with PsqlSession(self.bench.url("postgres")) as session:
             while not self.stop:
-                out = session.query(sql)
+                out = session.query(sql).split("\n")
+                ckpt = len(out) == 2 and out[1] not in ("", "0")
+                out = out[0]
                 now = time.time()
                 ticks = self.cpu_ticks()
                 busy = (ticks[0] - last[0]) / max(ticks[1] - last[1], 1)
                 last = ticks
                 counts = collections.Counter(e for e in out.split(",") if e)
-                self.samples.append((now, counts, busy))
+                self.samples.append((now, counts, busy, ckpt))
                 time.sleep(self.PERIOD)
 
     @staticmethod
@@ -1272,9 +1297,10 @@ class TailProfile(Sampling):
             if not samples:
                 return {"samples": 0}
             events = collections.Counter()
-            for _, counts, _ in samples:
+            for _, counts, _, _ in samples:
                 events.update(counts)
-            return {"samples": len(samples), "busy": round(sum(b for _, _, b in samples) / len(samples), 3),
+            return {"samples": len(samples), "busy": round(sum(b for _, _, b, _ in samples) / len(samples), 3),
+                    "checkpoint": round(sum(1 for *_, c in samples if c) / len(samples), 3),
                     "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()}}
 
         pauses = self.pauses(gc_log, t0, end)
@@ -1299,9 +1325,15 @@ def profile_text(prof, rate):
 
     tail = prof["tail"]
     p = prof["pauses"]
+    c = prof.get("checkpoints")
+    ckpt = ""
+    if c is not None:
+        ckpt = (f" | checkpoints started in the run: {c['requested']} requested (WAL volume), {c['timed']} timed; "
+                f"checkpointer at work in {prof['run'].get('checkpoint', 0) * 100:.0f} % of the run's samples, "
+                f"{tail.get('checkpoint', 0) * 100:.0f} % of the slow ones")
     return (f"run: {part(prof['run'], True)} | slowest 1 % (>= {prof['slowCutMs']} ms, {tail.get('samples', 0)} "
             f"samples): {part(tail, False) if tail.get('samples') else 'no sample'} | JVM pauses {p['count']}, "
-            f"{p['ms']} ms, max {p['maxMs']} ms, {p['whileSlowMs']} ms while a slow one was in flight")
+            f"{p['ms']} ms, max {p['maxMs']} ms, {p['whileSlowMs']} ms while a slow one was in flight" + ckpt)
 
 
 class SinkReceiver:

@@ -460,14 +460,31 @@ public final class OutboxSql {
       SELECT count(*) AS n FROM ev""";
 
   /**
+   * Where {@link #PRUNE_DELIVERED}'s walk stops, taken once per prune: the seq of the first event, in seq order,
+   * written within the last {@code $1} seconds, or past the last event when none was. An event delivered before
+   * then was written before then ({@code delivered_at >= created_at}), so below this seq lie all of them but
+   * those whose transaction started before the bound's and wrote later (seq is taken at the insert,
+   * {@code created_at} at the transaction's start): they are the next prune's. The walk along the seq index
+   * reads the events older than the retention and stops at the first one within it (issue 13: without a bound,
+   * a prune that found nothing more to delete read every event kept, 72 hours of them by default).
+   */
+  public static final String PRUNE_DELIVERED_BOUND = """
+      SELECT coalesce(
+          (SELECT e.seq FROM outbox_events e WHERE e.created_at >= now() - $1::float8 * interval '1 second'
+           ORDER BY e.seq LIMIT 1),
+          (SELECT max(e.seq) + 1 FROM outbox_events e),
+          0) AS upto""";
+
+  /**
    * One batch of the retention: up to {@code $2} delivered events older than {@code $1} seconds, oldest
-   * first along the seq index (the walk stops after LIMIT rows); refund requests stay. Short, so it holds
-   * its row locks only briefly; rows another pruner holds are skipped.
+   * first along the seq index below {@code $3} ({@link #PRUNE_DELIVERED_BOUND}: the walk stops there, or after
+   * LIMIT rows); refund requests stay. Short, so it holds its row locks only briefly; rows another pruner
+   * holds are skipped.
    */
   public static final String PRUNE_DELIVERED = """
       DELETE FROM outbox_events WHERE id IN (
           SELECT id FROM outbox_events
-          WHERE status = 'DELIVERED' AND type <> 'REFUND_REQUESTED'
+          WHERE seq < $3::bigint AND status = 'DELIVERED' AND type <> 'REFUND_REQUESTED'
             AND delivered_at < now() - $1::float8 * interval '1 second'
           ORDER BY seq LIMIT $2
           FOR UPDATE SKIP LOCKED)""";

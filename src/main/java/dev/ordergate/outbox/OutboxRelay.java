@@ -16,6 +16,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -1034,16 +1035,20 @@ public final class OutboxRelay extends VerticleBase {
 
   /**
    * The retention: deletes delivered events older than {@code retentionHours} in batches of
-   * {@value #PRUNE_BATCH} until a batch comes back short (those marked DELIVERED, then the STREAM events behind
-   * the cursor's marks, then those marks: V18), then waits {@code pruneIntervalMs}.
+   * {@value #PRUNE_BATCH} until a batch comes back short (those marked DELIVERED, below the seq of the first
+   * event written within the retention, taken once per prune ({@link OutboxSql#PRUNE_DELIVERED_BOUND}), so the
+   * short batch does not read on through every event kept; then the STREAM events behind the cursor's marks,
+   * then those marks: V18), then waits {@code pruneIntervalMs}.
    */
   private void prune() {
     if (stopped) {
       return;
     }
     double seconds = config.retentionHours() * 3600;
-    pruneBatches(OutboxSql.PRUNE_DELIVERED, seconds, 0)
-        .compose(delivered -> pruneBatches(OutboxSql.PRUNE_STREAMED, seconds, delivered))
+    pool.preparedQuery(OutboxSql.PRUNE_DELIVERED_BOUND).execute(Params.of(seconds))
+        .compose(rows -> pruneBatches(OutboxSql.PRUNE_DELIVERED,
+            Params.of(seconds, PRUNE_BATCH, rows.iterator().next().getLong("upto")), 0))
+        .compose(delivered -> pruneBatches(OutboxSql.PRUNE_STREAMED, Params.of(seconds, PRUNE_BATCH), delivered))
         .compose(total -> pool.preparedQuery(OutboxSql.PRUNE_MARKS).execute(Params.of(seconds)).map(total))
         .onComplete(ar -> {
           if (stopped) {
@@ -1077,14 +1082,17 @@ public final class OutboxRelay extends VerticleBase {
         });
   }
 
-  /** Runs one prune statement batch after batch until one comes back short; answers {@code soFar} plus the rows deleted. */
-  private Future<Long> pruneBatches(String sql, double seconds, long soFar) {
+  /**
+   * Runs one prune statement ({@code params}: the retention in seconds and the batch size first) batch after
+   * batch until one comes back short; answers {@code soFar} plus the rows deleted.
+   */
+  private Future<Long> pruneBatches(String sql, Tuple params, long soFar) {
     if (stopped) {
       return Future.succeededFuture(soFar);
     }
-    return pool.preparedQuery(sql).execute(Params.of(seconds, PRUNE_BATCH)).compose(rows -> {
+    return pool.preparedQuery(sql).execute(params).compose(rows -> {
       long total = soFar + rows.rowCount();
-      return rows.rowCount() == PRUNE_BATCH ? pruneBatches(sql, seconds, total) : Future.succeededFuture(total);
+      return rows.rowCount() == PRUNE_BATCH ? pruneBatches(sql, params, total) : Future.succeededFuture(total);
     });
   }
 

@@ -180,4 +180,49 @@ class OutboxPathsTest {
       app.rows("UPDATE outbox_stream SET tx = 0, seq = 0");
     }
   }
+
+  /**
+   * The retention's DELETE of delivered events reads what is older than the retention, not the whole outbox.
+   * Ten delivered events two days old lie in front of 20,000 written within the hour (delivered, and STREAM
+   * events of the cursor), with a retention of an hour. As the prune ran before, its walk found nothing past
+   * the ten and went on to the end of the table: at every prune interval, a read of every event kept, which
+   * with the default retention of 72 h is everything the shop wrote in three days (the bench's profile: a
+   * DELETE reading data files when nothing was due). Bounded by {@link OutboxSql#PRUNE_DELIVERED_BOUND}, the
+   * first event written within the retention, it reads the ten. This counts the buffers one batch touches (in
+   * a transaction rolled back), then prunes for real.
+   */
+  @Test
+  void theRetentionsDeleteReadsOnlyWhatIsOlderThanTheRetention() {
+    app.rows("""
+        INSERT INTO outbox_events (type, order_no, payload, status, delivered_at, created_at)
+        SELECT 'NOTIFY_SMS', 'OLD' || g, '{}'::jsonb, 'DELIVERED', now() - interval '2 days', now() - interval '2 days'
+        FROM generate_series(1, 10) g""");
+    app.rows("""
+        INSERT INTO outbox_events (type, order_no, payload, status, delivered_at)
+        SELECT 'NOTIFY_SMS', 'NEW' || g, '{}'::jsonb, 'DELIVERED', now() FROM generate_series(1, 10000) g""");
+    app.rows("""
+        INSERT INTO outbox_events (type, order_no, payload, status)
+        SELECT 'ORDER_PAID', 'STR' || g, '{}'::jsonb, 'STREAM' FROM generate_series(1, 10000) g""");
+    app.rows("ANALYZE outbox_events");
+    double hour = 3600;
+    long pages = app.count("SELECT pg_relation_size('outbox_events') / current_setting('block_size')::bigint");
+    long upto = app.verticle.pool().preparedQuery(OutboxSql.PRUNE_DELIVERED_BOUND).execute(Tuple.of(hour))
+        .await().iterator().next().getLong("upto");
+    Tuple params = Tuple.of(hour, 1_000, upto);
+    JsonObject top = app.verticle.pool().getConnection().compose(conn -> conn.begin()
+            .compose(tx -> conn.query("SET LOCAL jit = off").execute()
+                .compose(x -> conn.preparedQuery("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + OutboxSql.PRUNE_DELIVERED)
+                    .execute(params))
+                .eventually(() -> tx.rollback()))
+            .eventually(conn::close))
+        .map(rows -> ((JsonArray) rows.iterator().next().getValue(0)).getJsonObject(0).getJsonObject("Plan"))
+        .await();
+    long buffers = top.getLong("Shared Hit Blocks") + top.getLong("Shared Read Blocks");
+    System.out.printf("retention batch past 20,000 events kept: %d buffers, the table has %d pages%n", buffers, pages);
+    assertTrue(buffers * 4 < pages, buffers + " buffers for a table of " + pages + " pages: a scan of it: "
+        + top.encodePrettily());
+    assertEquals(10, app.verticle.pool().preparedQuery(OutboxSql.PRUNE_DELIVERED).execute(params).await().rowCount());
+    assertEquals(0, app.count("SELECT count(*) FROM outbox_events WHERE order_no LIKE 'OLD%'"));
+    assertEquals(20_000, app.count("SELECT count(*) FROM outbox_events"), "what the retention keeps is kept");
+  }
 }
