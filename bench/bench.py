@@ -267,8 +267,7 @@ class Bench:
         log(f"service open loop at {half:.0f}/s through bench/openloop.py, {n} callbacks, {z['latency_repeats']} times")
         open_runs = []
         for i in range(z["latency_repeats"]):
-            signed = self.signed_callbacks(db, f"openpy{i}", n)
-            self.settle(db, n)
+            signed = self.settled_callbacks(db, f"openpy{i}", n)
             open_runs.append(self.openloop(db, f"openpy{i}", n, half, signed=signed))
         open_py = median_run(open_runs)
         rss_all = svc.memory()
@@ -395,13 +394,19 @@ class Bench:
                 f.write(f"t={t},v2={sig}\t{body}\n")
         return path, prefix
 
+    def settled_callbacks(self, db, name, n):
+        """signed_callbacks(), then settle(): the run's pending orders' WAL and dead tuples come before the settle's
+        VACUUM and CHECKPOINT instead of after them (issue 13: their WAL, added to the run's, had a checkpoint
+        requested by WAL volume start in the run's last seconds or in the next settle by a segment either way)."""
+        signed = self.signed_callbacks(db, name, n)
+        self.settle(db, n)
+        return signed
+
     def openloop(self, db, name, n, rate, connections=256, signed=None):
         """n callbacks open loop at `rate` through bench/openloop.py (pre-signed, one Python thread: a tenth of
         the replay JVM's CPU per callback, which on this 2-core machine otherwise competes with the service);
-        latency from when each was due. The same report fields as replay(). `signed`: signed_callbacks() made
-        before the caller's settle, so that its pending orders' WAL and dead tuples come before the settle's
-        VACUUM and CHECKPOINT instead of after them (issue 13: their WAL, added to the run's, had a checkpoint
-        requested by WAL volume start in the run's last seconds or in the next settle by a segment either way)."""
+        latency from when each was due. The same report fields as replay(). `signed`: the callbacks of
+        settled_callbacks() (else they are made here)."""
         path, prefix = signed or self.signed_callbacks(db, name, n)
         report = os.path.join(self.tmp, f"{name}.openloop.json")
         cmd = [sys.executable, os.path.join(ROOT, "bench", "openloop.py"), "--url", self.cb_svc.base,
@@ -541,8 +546,7 @@ class Bench:
         n = int(expected_rate * z["relay_seconds"])
         signed = None
         if rate and not wrk:
-            signed = self.signed_callbacks(db, f"r{sink}{mode}", n)
-            self.settle(db, n)
+            signed = self.settled_callbacks(db, f"r{sink}{mode}", n)
         t0 = self.psql(db, "SELECT now()")
         with OutboxSampler(self, db) as sampler:
             if wrk:
