@@ -142,7 +142,9 @@ public final class OutboxSql {
    * second statement is spent. {@code $2} caps the events per order; {@code $4} is the relay; the fresh
    * walk starts at the relay's floor {@code $5} (an xid: see {@link #FLOOR}). Several
    * of these may run at once (one relay's lanes, or several relays): heads are locked with SKIP LOCKED,
-   * and an event behind a head another statement holds is never a head itself.
+   * and an event behind a head another statement holds is never a head itself. Their delivery time is one
+   * {@code clock_timestamp()} taken in the statement, after its snapshot: never before an event's creation, as
+   * {@code now()}, the transaction's start, could be ({@link #STREAM_ADVANCE}).
    */
   public static final String DELIVER_TO_LOG = deliverToLog(
       "o.id, o.seq, o.type, o.order_no, o.payload::text AS payload, o.attempts, o.created_at, o.exception_id");
@@ -169,8 +171,8 @@ public final class OutboxSql {
                                                     AND q.seq > h.seq AND q.seq < x.seq AND q.type <> ALL($3::text[]))
                                 ORDER BY x.seq LIMIT $2 - 1) f)
         UPDATE outbox_events o
-        SET status = 'DELIVERED', delivered_at = now(), attempts = o.attempts + 1, claimed_by = $4,
-            claim_token = NULL, claimed_until = NULL, last_error = NULL
+        SET status = 'DELIVERED', delivered_at = (SELECT clock_timestamp()), attempts = o.attempts + 1,
+            claimed_by = $4, claim_token = NULL, claimed_until = NULL, last_error = NULL
         FROM delivered WHERE o.id = delivered.id
         RETURNING\s""" + returning + ", " + WALKED;
   }
@@ -234,24 +236,27 @@ public final class OutboxSql {
   /**
    * The position moves to {@code ($1, $2)} and its lease ends, and the last mark moves with it unless that mark
    * was opened {@code $3} ms ago or more: then a new mark opens there (V18: at most one mark per {@code $3} ms; an
-   * event's delivery time is its mark's, the last batch's {@code now()} in it). {@code $4}: the relay's lease token
-   * (V20), the position moving only while it is there; NULL in the transaction that read the batch, which holds
-   * the position locked. Answers {@code moved}: 0 when the lease was lost (ran out, another relay took it).
+   * event's delivery time is its mark's, the last batch's {@code clock_timestamp()}, taken once in it: after the
+   * read that saw the events, where {@code now()}, the transaction's start, can come before a writer that began
+   * after it). {@code $4}: the relay's lease token (V20), the position moving only while it is there; NULL in the
+   * transaction that read the batch, which holds the position locked. Answers {@code moved}: 0 when the lease was
+   * lost (ran out, another relay took it).
    */
   public static final String STREAM_ADVANCE = """
-      WITH moved AS (
-          UPDATE outbox_stream SET tx = $1, seq = $2, at = now(), lease_token = NULL, lease_until = NULL
+      WITH t AS (SELECT clock_timestamp() AS at),
+      moved AS (
+          UPDATE outbox_stream SET tx = $1, seq = $2, at = (SELECT at FROM t), lease_token = NULL, lease_until = NULL
           WHERE id = 1 AND ($4::uuid IS NULL OR lease_token = $4::uuid) RETURNING at),
       last AS (
           SELECT m.tx, m.seq, m.opened FROM outbox_stream_marks m ORDER BY m.tx DESC, m.seq DESC LIMIT 1),
       kept AS (
-          UPDATE outbox_stream_marks m SET tx = $1, seq = $2, at = now()
-          FROM last, moved WHERE m.tx = last.tx AND m.seq = last.seq
-            AND last.opened > now() - $3::bigint * interval '1 millisecond'
+          UPDATE outbox_stream_marks m SET tx = $1, seq = $2, at = t.at
+          FROM last, moved, t WHERE m.tx = last.tx AND m.seq = last.seq
+            AND last.opened > t.at - $3::bigint * interval '1 millisecond'
           RETURNING 1),
       opened AS (
           INSERT INTO outbox_stream_marks (tx, seq, at, opened)
-          SELECT $1, $2, now(), now() FROM moved WHERE NOT EXISTS (SELECT 1 FROM kept))
+          SELECT $1, $2, t.at, t.at FROM moved, t WHERE NOT EXISTS (SELECT 1 FROM kept))
       SELECT count(*) AS moved FROM moved""";
 
   /**
@@ -286,7 +291,7 @@ public final class OutboxSql {
                 AND (x.tx + 0, x.seq + 0) > (c.tx, c.seq)) p)
       UPDATE outbox_events o
       SET status = CASE WHEN $5::boolean THEN 'PENDING' ELSE 'DELIVERED' END,
-          delivered_at = CASE WHEN $5::boolean THEN NULL ELSE now() END,
+          delivered_at = CASE WHEN $5::boolean THEN NULL ELSE (SELECT clock_timestamp()) END,
           attempts = CASE WHEN $5::boolean THEN o.attempts ELSE o.attempts + 1 END,
           next_attempt_at = CASE WHEN $5::boolean THEN greatest(now(), o.created_at + interval '1 millisecond')
               ELSE o.next_attempt_at END,

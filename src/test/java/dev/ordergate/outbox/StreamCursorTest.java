@@ -1,7 +1,10 @@
 package dev.ordergate.outbox;
 
 import dev.ordergate.config.OutboxConfig;
+import dev.ordergate.db.OutboxSql;
+import dev.ordergate.db.Params;
 import dev.ordergate.support.TestApp;
+import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -228,5 +231,35 @@ class StreamCursorTest {
         + "AND status = 'DELIVERED' AND delivered_at IS NOT NULL"), "the recent ones stay");
     eventually("at most the newest mark past the retention is kept",
         () -> app.count("SELECT count(*) FROM outbox_stream_marks WHERE at < now() - interval '1.8 seconds'") <= 1);
+  }
+
+  /**
+   * An event is never shown delivered before it was created. {@code now()} in the cursor's transaction is the
+   * transaction's start: a writer that begins after that start and commits before the cursor's read is read in
+   * that transaction, and a mark stamped with {@code now()} put its delivery before its creation (CI, 2026-12-06:
+   * 2 of 40 events in {@link #aServiceAsShippedWritesItsEventsForTheCursorAndLogsEachOnce}). Here the writer runs
+   * while the cursor's transaction waits between its start and its read, as the relay's plan settings make it.
+   */
+  @Test
+  void anEventReadInATransactionThatBeganBeforeItsWriterIsDeliveredAfterItWasCreated() throws InterruptedException {
+    SqlConnection cursor = app.pool.getConnection().await();
+    try {
+      cursor.query("BEGIN").execute().await();
+      cursor.query("SELECT now()").execute().await();
+      Thread.sleep(50);
+      app.rows("INSERT INTO outbox_events (type, order_no, payload, status) VALUES ('ORDER_PAID', 'LATE', '{}', 'STREAM')");
+      List<Row> read = new ArrayList<>();
+      cursor.preparedQuery(OutboxSql.STREAM_READ).execute(Params.of(800)).await().forEach(read::add);
+      assertEquals(1, read.size(), "the writer committed before the read");
+      Row last = read.get(0);
+      assertEquals(1L, cursor.preparedQuery(OutboxSql.STREAM_ADVANCE)
+          .execute(Params.of(last.getLong("tx"), last.getLong("seq"), 100L, null)).await()
+          .iterator().next().getLong("moved"));
+      cursor.query("COMMIT").execute().await();
+      assertEquals(1, app.count("SELECT count(*) FROM outbox_events_shown WHERE order_no = 'LATE' "
+          + "AND status = 'DELIVERED' AND delivered_at >= created_at"));
+    } finally {
+      cursor.close().await();
+    }
   }
 }
