@@ -2,6 +2,7 @@ package dev.ordergate.http;
 
 import dev.ordergate.config.ServerConfig;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -46,6 +47,9 @@ public final class ConnectionLimits {
     this.refused = counter(registry, "max_connections");
     this.headerTimeouts = counter(registry, "header_timeout");
     this.requestTimeouts = counter(registry, "request_timeout");
+    Gauge.builder("ordergate.http.connections.open", open, AtomicInteger::get)
+        .description("Connections open on the main listener, counted against http.maxConnections")
+        .register(registry);
   }
 
   private static Counter counter(MeterRegistry registry, String reason) {
