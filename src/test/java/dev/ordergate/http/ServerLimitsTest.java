@@ -1,6 +1,7 @@
 package dev.ordergate.http;
 
 import dev.ordergate.support.TestApp;
+import dev.ordergate.sweep.SweepFixtures;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -12,8 +13,10 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -42,10 +45,16 @@ class ServerLimitsTest {
 
   /** Reads what the server sends until it closes (true) or {@code ms} pass (false). */
   private static boolean closedWithin(Socket s, long ms, StringBuilder got) throws IOException {
+    return readUntil(s, ms, got, g -> false);
+  }
+
+  /** Reads what the server sends into {@code got} until it closes (true), {@code done} holds or {@code ms} pass (false). */
+  private static boolean readUntil(Socket s, long ms, StringBuilder got, Predicate<StringBuilder> done)
+      throws IOException {
     long deadline = System.currentTimeMillis() + ms;
     InputStream in = s.getInputStream();
     byte[] buf = new byte[4096];
-    while (System.currentTimeMillis() < deadline) {
+    while (!done.test(got) && System.currentTimeMillis() < deadline) {
       try {
         int n = in.read(buf);
         if (n < 0) {
@@ -62,37 +71,20 @@ class ServerLimitsTest {
   }
 
   /** Waits (up to 5 s) until the main listener holds {@code n} connections (the gauge the cap is counted by). */
-  private static void awaitOpen(int n) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 5000;
-    double now = -1;
-    while (System.currentTimeMillis() < deadline) {
-      now = app.registry.get("ordergate.http.connections.open").gauge().value();
-      if (now == n) {
-        return;
-      }
-      Thread.sleep(20);
-    }
-    throw new AssertionError("the listener holds " + now + " connections, not " + n);
+  private static void awaitOpen(int n) {
+    assertTrue(SweepFixtures.eventually(Duration.ofSeconds(5), () -> openConnections() == n),
+        "the listener holds " + openConnections() + " connections, not " + n);
+  }
+
+  private static double openConnections() {
+    return app.registry.get("ordergate.http.connections.open").gauge().value();
   }
 
   /** Sends one request on {@code s} and reads its answer's head: the server has taken the connection. */
   private static void answered(Socket s) throws IOException {
     s.getOutputStream().write("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
     StringBuilder got = new StringBuilder();
-    long deadline = System.currentTimeMillis() + 5000;
-    InputStream in = s.getInputStream();
-    byte[] buf = new byte[4096];
-    while (got.indexOf("\r\n\r\n") < 0 && System.currentTimeMillis() < deadline) {
-      try {
-        int n = in.read(buf);
-        if (n < 0) {
-          break;
-        }
-        got.append(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
-      } catch (SocketTimeoutException e) {
-        // keep waiting
-      }
-    }
+    readUntil(s, 5000, got, g -> g.indexOf("\r\n\r\n") >= 0);
     assertTrue(got.toString().startsWith("HTTP/1.1 200"), "no answer on a connection under the cap: " + got);
   }
 

@@ -5,6 +5,7 @@ import dev.ordergate.support.TestApp;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,13 +47,18 @@ class OutboxPathsTest {
     app.rows("INSERT INTO outbox_events (type, order_no, payload) VALUES ($1, $2, '{}'::jsonb)", type, orderNo);
   }
 
-  /** The top node of {@code sql}'s plan, run (EXPLAIN ANALYZE, BUFFERS) under the relay's plan settings, jit off. */
-  private static JsonObject relayPlan(String sql, Tuple params) {
+  /** {@code sql} run in a transaction under the relay's plan settings, jit off, as the relay runs it. */
+  private static RowSet<Row> relayRows(String sql, Tuple params) {
     return app.verticle.pool().withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
             .compose(x -> conn.query("SET LOCAL jit = off").execute())
-            .compose(x -> conn.preparedQuery("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql).execute(params)))
-        .map(rows -> ((JsonArray) rows.iterator().next().getValue(0)).getJsonObject(0).getJsonObject("Plan"))
+            .compose(x -> conn.preparedQuery(sql).execute(params)))
         .await();
+  }
+
+  /** The top node of {@code sql}'s plan, run (EXPLAIN ANALYZE, BUFFERS) by {@link #relayRows}. */
+  private static JsonObject relayPlan(String sql, Tuple params) {
+    return ((JsonArray) relayRows("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, params).iterator().next()
+        .getValue(0)).getJsonObject(0).getJsonObject("Plan");
   }
 
   /** The orders whose events one {@link OutboxSql#CLAIM} took; {@code logBehind} is its {@code $8}. */
@@ -200,9 +206,7 @@ class OutboxPathsTest {
       Tuple params = Tuple.of(app.count("SELECT lo FROM outbox_floor WHERE id = 1"));
       JsonObject top = relayPlan(OutboxSql.COUNT_PENDING, params);
       long buffers = top.getLong("Shared Hit Blocks") + top.getLong("Shared Read Blocks");
-      Row counts = app.verticle.pool().withTransaction(conn -> conn.query(OutboxSql.CLAIM_PLAN).execute()
-              .compose(x -> conn.preparedQuery(OutboxSql.COUNT_PENDING).execute(params)))
-          .await().iterator().next();
+      Row counts = relayRows(OutboxSql.COUNT_PENDING, params).iterator().next();
       assertEquals(10L, counts.getLong("pending"), "the ten STREAM events past the position");
       assertEquals(0L, counts.getLong("dead"));
       System.out.printf("gauges' count past 20,000 STREAM events at or below the position: %d buffers, "
