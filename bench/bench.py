@@ -502,7 +502,7 @@ class Bench:
         at half the relay-off maximum (the latency target's rate) with lag and backlog; last, a steady
         run with a short retention, sampling the outbox table's size (bounded, flat)."""
         z = self.size
-        receiver = SinkReceiver()
+        receiver = self.receiver = SinkReceiver()
         half = self.results["callbacks"]["openRate"]
         out = {}
         try:
@@ -573,6 +573,8 @@ class Bench:
         if rate and not wrk:
             signed = self.settled_callbacks(db, f"r{sink}{mode}", n)
         t0 = self.psql(db, "SELECT now()")
+        receiver = getattr(self, "receiver", None) if sink == "webhook" else None
+        before = receiver.totals() if receiver else None
         with OutboxSampler(self, db) as sampler:
             if wrk:
                 r = self.wrk(db, f"r{sink}{mode}", int(max(expected_rate, 2000) * z["relay_seconds"] * 1.5), 256,
@@ -584,6 +586,9 @@ class Bench:
                 r = self.replay(db, f"r{sink}{mode}", n, connections=256)
             at_end = int(self.psql(db, "SELECT count(*) FROM outbox_pending", jit=False))
             drained = self.wait_drained(db, 60)
+        if receiver:
+            # Read after the drain: the receiver's work for every event the run created.
+            r["receiver"] = dict(zip(("cpu", "posts", "events"), (b - a for a, b in zip(before, receiver.totals()))))
         # V18: a STREAM event's delivery time is its cursor mark's, shown by outbox_events_shown (older jars: the table).
         events = "outbox_events_shown" if self.psql(db, "SELECT to_regclass('outbox_events_shown') IS NOT NULL") == "t" \
             else "outbox_events"
@@ -890,20 +895,25 @@ class Bench:
         used = [r["tps"] * t / 1e6 for r, t in zip(runs, tx)]
         when = "before / after the service" if len(runs) == 2 else f"{len(runs)} run(s)"
         parts = [f"pgbench `callback.sql` {' / '.join(f'{t:.0f}' for t in tx)} µs per transaction ({when}; its {' / '.join(format(r['tps'], ',.0f') for r in runs)} tps kept "
-                 f"{' / '.join(f'{u:.2f}' for u in used)} of the {self.facts['nproc']} CPUs busy)"]
+                 f"{' / '.join(f'{u:.2f}' for u in used)} of the {self.facts['nproc']} CPUs busy; steal "
+                 f"{' / '.join(pct_text(steal_share(r)) for r in runs)})"]
         ref = min(tx)
         cands = [("relay off", max(cb.get("wrk", {}).values(), key=lambda r: r["throughputPerSecond"], default=None))]
         for sink in ("log", "webhook"):
             if rl and rl[sink].get("wrk"):
-                cands.append((f"relay on, {sink} sink" + (" (the receiver's Python thread not counted)"
-                                                          if sink == "webhook" else ""), rl[sink]["wrk"]))
+                cands.append((f"relay on, {sink} sink", rl[sink]["wrk"]))
         for name, r in cands:
             if r:
                 n = r["throughputPerSecond"] * r["seconds"]
                 c = per(r, n)
                 jit = ((r.get("cpu") or {}).get("serviceJit") or 0) * 1e6 / max(n, 1)
-                parts.append(f"through wrk, {name}: {c:.0f} µs per callback (the service's JIT compiler threads {jit:.0f}), "
-                             f"**{ref / c:.2f}x** by CPU")
+                # The webhook's receiver stands in for a remote system, so its CPU is not the callback's; it is given
+                # beside it, since on this machine it is taken from the service and PostgreSQL while they run.
+                rcv = r.get("receiver")
+                rcv = (f"; not counted: the bench's Python receiver, {rcv['cpu'] * 1e6 / max(n, 1):.1f} µs per callback "
+                       f"({rcv['events'] / max(rcv['posts'], 1):.0f} events per POST)") if rcv else ""
+                parts.append(f"through wrk, {name}: {c:.0f} µs per callback (the service's JIT compiler threads {jit:.0f}{rcv}; "
+                             f"steal {pct_text(steal_share(r))}), **{ref / c:.2f}x** by CPU")
         return ("CPU budget of target 1 (service + load generator + PostgreSQL backends per unit of work, this run): "
                 + "; ".join(parts) + f". 2x of a CPU-bound pgbench needs a callback at <= {ref / 2:.0f} µs.\n")
 
@@ -1026,7 +1036,7 @@ class Bench:
         d = []
         add = d.append
         add("### 1. Callbacks\n")
-        add("| run | rate /s | seconds | p50 ms | p99 ms | p99.9 ms | answered 200 / APPLIED | CPU µs per callback: service (of it, its JIT compiler threads) / load generator / PostgreSQL backends |")
+        add("| run | rate /s | seconds | p50 ms | p99 ms | p99.9 ms | answered 200 / APPLIED | CPU µs per callback: service (of it, its JIT compiler threads) / load generator / PostgreSQL backends; steal: the share of the machine's CPU time its hypervisor gave to other guests |")
         add("|---|---|---|---|---|---|---|---|")
         for script, runs in cb["pgbench"].items():
             for i, r in enumerate(runs):
@@ -1060,7 +1070,7 @@ class Bench:
             "formats are built and signed by the load generator before its clock starts (that CPU is left out of "
             "its column), so the service's column holds the price of verifying them: HMAC for ordergate and Stripe, SHA256withRSA for Alipay, "
             "SHA256withRSA + AES-GCM for WeChat Pay):\n")
-        add("| format | callbacks/s | p50 ms | p99 ms | success answers / APPLIED | CPU µs per callback: service (of it, its JIT compiler threads) / load generator / PostgreSQL |")
+        add("| format | callbacks/s | p50 ms | p99 ms | success answers / APPLIED | CPU µs per callback: service (of it, its JIT compiler threads) / load generator / PostgreSQL; steal |")
         add("|---|---|---|---|---|---|")
         for fmt, r in cb.get("formats", {}).items():
             answered = sum(v for k, v in r.get("status", {}).items() if k in ("200", "204"))
@@ -1095,8 +1105,8 @@ class Bench:
             add("Lag = delivered_at - created_at over every event the run created; an event still undelivered when the "
                 "drain (up to 60 s after the load) gave up counts at its wait so far.\n")
             add("| sink | run | asked /s | achieved /s | callback p99 ms | lag p50 / p99 / max s | delivered / created | "
-                "backlog peak / at the load's end | drained in s | service JIT compiler threads, CPUs |")
-            add("|---|---|---|---|---|---|---|---|---|---|")
+                "backlog peak / at the load's end | drained in s | service JIT compiler threads, CPUs | steal |")
+            add("|---|---|---|---|---|---|---|---|---|---|---|")
             for sink in ("log", "webhook"):
                 runs = ([("closed", rl[sink]["closed"])] + ([("closed, wrk", rl[sink]["wrk"])] if rl[sink].get("wrk") else [])
                         + [(f"probe {i}", p) for i, p in enumerate(rl[sink].get("runs", []))]
@@ -1106,7 +1116,7 @@ class Bench:
                     add(f"| {sink} | {name} | {round(r['rate']) if r.get('rate') else 'closed 256'} | {r['throughputPerSecond']:,.0f} | "
                         f"{r['latencyMs']['p99']} | {x['lagP50']:.2f} / {x['lagP99']:.2f} / {x['lagMax']:.2f} | "
                         f"{x['delivered']:,} / {x['created']:,} | {x['pendingMax']:,} / {x.get('pendingAtLoadEnd', 0):,} | "
-                        f"{x['drainSeconds']:.1f} | {jit_cores(r):.2f} |")
+                        f"{x['drainSeconds']:.1f} | {jit_cores(r):.2f} | {pct_text(steal_share(r))} |")
         profiled = [(f"2, relay off, {i + 1}", cb["openRate"], r) for i, r in enumerate(cb["openRuns"])]
         for sink, row in (("log", "2b"), ("webhook", "2c")):
             profiled += [(f"{row}, {sink} sink, {i + 1}", r.get("rate") or r["throughputPerSecond"], r)
@@ -1114,7 +1124,8 @@ class Bench:
         profiled = [(label, rate, r) for label, rate, r in profiled if r.get("profile")]
         if profiled:
             add("\n### Tail profile of the open loops (rows 2-2c)\n")
-            add("Sampled every 50 ms during each run (`TailProfile`): the machine's CPU busy share (of all its CPUs) and "
+            add("Sampled every 50 ms during each run (`TailProfile`): the machine's CPU busy share (of all its CPUs; "
+                "of it, the share its hypervisor gave to other guests: steal, from /proc/stat) and "
                 "the scratch database's active backends by wait event (CPU: none, so running or waiting for a core; "
                 "autovacuum: its workers), as means over the run and over the samples taken while one of the run's "
                 "slowest 1 % of callbacks was in flight; in brackets, a mean over the rate: the time a callback spent "
@@ -1260,14 +1271,13 @@ class TailProfile(Sampling):
         super().__init__()
         self.bench, self.db = bench, db
         self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample,
-        #  whether the checkpointer was at work)
+        #  whether the checkpointer was at work, the fraction stolen by the hypervisor since the last sample)
 
     @staticmethod
     def cpu_ticks():
-        with open("/proc/stat") as f:
-            v = [int(x) for x in f.readline().split()[1:]]
+        v = proc_stat()
         idle = v[3] + (v[4] if len(v) > 4 else 0)
-        return sum(v) - idle, sum(v)
+        return sum(v) - idle, sum(v), (v[7] if len(v) > 7 else 0)
 
     def loop(self):
         sql = ("SELECT coalesce(string_agg(CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' "
@@ -1285,9 +1295,10 @@ class TailProfile(Sampling):
                 now = time.time()
                 ticks = self.cpu_ticks()
                 busy = (ticks[0] - last[0]) / max(ticks[1] - last[1], 1)
+                stolen = (ticks[2] - last[2]) / max(ticks[1] - last[1], 1)
                 last = ticks
                 counts = collections.Counter(e for e in out.split(",") if e)
-                self.samples.append((now, counts, busy, ckpt))
+                self.samples.append((now, counts, busy, ckpt, stolen))
                 time.sleep(self.PERIOD)
 
     @staticmethod
@@ -1343,10 +1354,11 @@ class TailProfile(Sampling):
             if not samples:
                 return {"samples": 0}
             events = collections.Counter()
-            for _, counts, _, _ in samples:
+            for _, counts, *_ in samples:
                 events.update(counts)
-            return {"samples": len(samples), "busy": round(sum(b for _, _, b, _ in samples) / len(samples), 3),
-                    "checkpoint": round(sum(1 for *_, c in samples if c) / len(samples), 3),
+            return {"samples": len(samples), "busy": round(sum(b for _, _, b, *_ in samples) / len(samples), 3),
+                    "steal": round(sum(x[4] for x in samples) / len(samples), 3),
+                    "checkpoint": round(sum(1 for x in samples if x[3]) / len(samples), 3),
                     "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()}}
 
         pauses = self.pauses(gc_log, t0, end)
@@ -1367,7 +1379,8 @@ def profile_text(prof, rate):
     def part(m, per_callback):
         top = list(m["backends"].items())[:4]
         text = ", ".join(f"{e} {v:.2f}" + (f" ({v / rate * 1000:.2f} ms)" if per_callback else "") for e, v in top)
-        return f"CPU busy {m['busy'] * 100:.0f} %; backends {text or 'none'}"
+        stolen = f" (of it stolen by the hypervisor {m['steal'] * 100:.0f} %)" if m.get("steal") is not None else ""
+        return f"CPU busy {m['busy'] * 100:.0f} %{stolen}; backends {text or 'none'}"
 
     tail = prof["tail"]
     p = prof["pauses"]
@@ -1391,14 +1404,28 @@ class SinkReceiver:
         outer = self
         self.count = 0
         self.events = 0
+        # The CPU seconds its handler threads spent on requests (parsing, counting, answering): the receiver shares
+        # the machine with the service it measures, though a real one runs elsewhere (issue 13's CPU budget).
+        self.cpu = 0.0
+        lock = threading.Lock()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def handle_one_request(self):
+                started = time.thread_time()
+                try:
+                    super().handle_one_request()
+                finally:
+                    spent = time.thread_time() - started
+                    with lock:
+                        outer.cpu += spent
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                outer.count += 1
-                outer.events += body.count(b'"eventId"')
+                with lock:
+                    outer.count += 1
+                    outer.events += body.count(b'"eventId"')
                 self.send_response(204)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -1411,6 +1438,10 @@ class SinkReceiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def totals(self):
+        """(CPU seconds, POSTs, events) so far: a run's share is the difference of two readings."""
+        return self.cpu, self.count, self.events
 
     def close(self):
         self.server.shutdown()
@@ -1433,6 +1464,8 @@ class CpuMeter(Sampling):
         self.first, self.last = {}, {}
         self.tick = os.sysconf("SC_CLK_TCK")
         self.asked = 0.0
+        # The machine's /proc/stat totals at the first and the last sample: its CPU time, and the steal in it.
+        self.machine_first = self.machine_last = None
 
     def backends(self):
         """The database's backends, by their process titles ("postgres: [CLUSTER:] USER DB HOST(PORT) STATE") read from
@@ -1481,6 +1514,8 @@ class CpuMeter(Sampling):
             return None
 
     def sample(self):
+        self.machine_last = machine_ticks()
+        self.machine_first = self.machine_first or self.machine_last
         self.groups["postgres"] = self.groups.get("postgres", set()) | self.backends()
         self.jit |= self.compiler_threads()
         for group, pids in {**self.groups, "serviceJit": self.jit}.items():
@@ -1500,8 +1535,38 @@ class CpuMeter(Sampling):
         return super().__enter__()
 
     def seconds(self):
-        return {g: sum(self.last.get(p, 0) - self.first.get(p, 0) for p in pids)
-                for g, pids in {**self.groups, "serviceJit": self.jit}.items()}
+        out = {g: sum(self.last.get(p, 0) - self.first.get(p, 0) for p in pids)
+               for g, pids in {**self.groups, "serviceJit": self.jit}.items()}
+        if self.machine_first:
+            # "machine": every CPU's time over the run; "steal": the part of it the hypervisor gave to other guests
+            # (a shared VM: a run whose CPUs were stolen is slower with the service unchanged).
+            (total0, steal0), (total1, steal1) = self.machine_first, self.machine_last
+            out["machine"] = (total1 - total0) / self.tick
+            out["steal"] = (steal1 - steal0) / self.tick
+        return out
+
+
+def proc_stat():
+    """The ticks of every CPU so far by kind, from /proc/stat's first line (user, nice, system, idle, iowait, irq,
+    softirq, steal, ...)."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
+def machine_ticks():
+    """(all ticks, steal ticks) of every CPU so far."""
+    v = proc_stat()
+    return sum(v), (v[7] if len(v) > 7 else 0)
+
+
+def steal_share(run):
+    """The share of the machine's CPU time the hypervisor took during `run` (CpuMeter), or None."""
+    c = run.get("cpu") or {}
+    return c["steal"] / c["machine"] if c.get("machine") else None
+
+
+def pct_text(share):
+    return "-" if share is None else f"{share * 100:.0f} %"
 
 
 def jit_cores(run):
@@ -1561,7 +1626,8 @@ def cpu(run, count):
              for g in ("service", "client", "postgres")]
     if c.get("service") and c.get("serviceJit") is not None:
         cells[0] += f" ({c['serviceJit'] * 1e6 / count:.0f})"
-    return " / ".join(cells)
+    st = steal_share(run)
+    return " / ".join(cells) + ("" if st is None else f"; steal {pct_text(st)}")
 
 
 def cpu_of(run, group):
