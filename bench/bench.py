@@ -1273,12 +1273,6 @@ class TailProfile(Sampling):
         self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample,
         #  whether the checkpointer was at work, the fraction stolen by the hypervisor since the last sample)
 
-    @staticmethod
-    def cpu_ticks():
-        v = proc_stat()
-        idle = v[3] + (v[4] if len(v) > 4 else 0)
-        return sum(v) - idle, sum(v), (v[7] if len(v) > 7 else 0)
-
     def loop(self):
         sql = ("SELECT coalesce(string_agg(CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' "
                "ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU') END, ','), '') "
@@ -1286,14 +1280,14 @@ class TailProfile(Sampling):
                "AND (state = 'active' OR backend_type = 'autovacuum worker') "
                "UNION ALL SELECT count(*)::text FROM pg_stat_activity WHERE backend_type = 'checkpointer' "
                "AND coalesce(wait_event, '') <> 'CheckpointerMain'")
-        last = self.cpu_ticks()
+        last = cpu_ticks()
         with PsqlSession(self.bench.url("postgres")) as session:
             while not self.stop:
                 out = session.query(sql).split("\n")
                 ckpt = len(out) == 2 and out[1] not in ("", "0")
                 out = out[0]
                 now = time.time()
-                ticks = self.cpu_ticks()
+                ticks = cpu_ticks()
                 busy = (ticks[0] - last[0]) / max(ticks[1] - last[1], 1)
                 stolen = (ticks[2] - last[2]) / max(ticks[1] - last[1], 1)
                 last = ticks
@@ -1379,8 +1373,7 @@ def profile_text(prof, rate):
     def part(m, per_callback):
         top = list(m["backends"].items())[:4]
         text = ", ".join(f"{e} {v:.2f}" + (f" ({v / rate * 1000:.2f} ms)" if per_callback else "") for e, v in top)
-        stolen = f" (of it stolen by the hypervisor {m['steal'] * 100:.0f} %)" if m.get("steal") is not None else ""
-        return f"CPU busy {m['busy'] * 100:.0f} %{stolen}; backends {text or 'none'}"
+        return f"CPU busy {m['busy'] * 100:.0f} % (of it stolen by the hypervisor {m['steal'] * 100:.0f} %); backends {text or 'none'}"
 
     tail = prof["tail"]
     p = prof["pauses"]
@@ -1514,7 +1507,7 @@ class CpuMeter(Sampling):
             return None
 
     def sample(self):
-        self.machine_last = machine_ticks()
+        self.machine_last = cpu_ticks()
         self.machine_first = self.machine_first or self.machine_last
         self.groups["postgres"] = self.groups.get("postgres", set()) | self.backends()
         self.jit |= self.compiler_threads()
@@ -1540,23 +1533,19 @@ class CpuMeter(Sampling):
         if self.machine_first:
             # "machine": every CPU's time over the run; "steal": the part of it the hypervisor gave to other guests
             # (a shared VM: a run whose CPUs were stolen is slower with the service unchanged).
-            (total0, steal0), (total1, steal1) = self.machine_first, self.machine_last
+            (_, total0, steal0), (_, total1, steal1) = self.machine_first, self.machine_last
             out["machine"] = (total1 - total0) / self.tick
             out["steal"] = (steal1 - steal0) / self.tick
         return out
 
 
-def proc_stat():
-    """The ticks of every CPU so far by kind, from /proc/stat's first line (user, nice, system, idle, iowait, irq,
-    softirq, steal, ...)."""
+def cpu_ticks():
+    """(busy, all, stolen) ticks of every CPU so far, from /proc/stat's first line (user, nice, system, idle, iowait,
+    irq, softirq, steal, ...): busy is all but idle and iowait, stolen the time the hypervisor gave to other guests."""
     with open("/proc/stat") as f:
-        return [int(x) for x in f.readline().split()[1:]]
-
-
-def machine_ticks():
-    """(all ticks, steal ticks) of every CPU so far."""
-    v = proc_stat()
-    return sum(v), (v[7] if len(v) > 7 else 0)
+        v = [int(x) for x in f.readline().split()[1:]]
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    return sum(v) - idle, sum(v), (v[7] if len(v) > 7 else 0)
 
 
 def steal_share(run):
