@@ -443,7 +443,7 @@ class Bench:
         lsn0 = self.wal_lsn(db)
         ckpt0 = self.checkpoints(db)
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.tmp)
-        with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter, TailProfile(self, db) as profile:
+        with CpuMeter(self, db, self.cb_svc.proc.pid, p.pid) as meter, TailProfile(self, db, self.cb_svc.proc.pid) as profile:
             stdout, stderr = p.communicate()
         ckpt1 = self.checkpoints(db)
         if not os.path.exists(report):
@@ -1127,7 +1127,10 @@ class Bench:
             add("Sampled every 50 ms during each run (`TailProfile`): the machine's CPU busy share (of all its CPUs; "
                 "of it, the share its hypervisor gave to other guests: steal, from /proc/stat) and "
                 "the scratch database's active backends by wait event (CPU: none, so running or waiting for a core; "
-                "autovacuum: its workers), as means over the run and over the samples taken while one of the run's "
+                "autovacuum: its workers) and by statement (callbacks: the gate's statement and its receipts; commit: "
+                "a COMMIT, of the callbacks or of the relay; relay: the outbox relay's statements; retention: its "
+                "deletes and VACUUM), and the service's JIT compiler threads in CPUs, as means over the run and over "
+                "the samples taken while one of the run's "
                 "slowest 1 % of callbacks was in flight; in brackets, a mean over the rate: the time a callback spent "
                 "so (Little's law). JVM pauses: the service's safepoints (`-Xlog:safepoint`).\n")
             add("| run | p99 ms | profile |")
@@ -1266,33 +1269,51 @@ class TailProfile(Sampling):
     pg_stat_activity, 20 a second (its cost was not measured apart)."""
 
     PERIOD = 0.05
+    # What an active backend runs, from its statement's text: the callbacks' transaction (the gate's statement and
+    # its receipts), a COMMIT (of the callbacks or of the relay: pg_stat_activity cannot tell), the outbox relay's
+    # statements, the retention's deletes and its VACUUM, autovacuum, or anything else (the sweep, the probes).
+    KIND = ("CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' "
+            "WHEN query LIKE '%UPDATE orders o SET status = ''PAID''%' OR query LIKE '%payment_receipts%' THEN 'callbacks' "
+            "WHEN query = 'COMMIT' THEN 'commit' "
+            "WHEN query LIKE 'DELETE FROM outbox%' OR query LIKE 'VACUUM%' THEN 'retention' "
+            "WHEN query LIKE '%outbox%' THEN 'relay' ELSE 'other' END")
 
-    def __init__(self, bench, db):
+    def __init__(self, bench, db, service_pid=None):
         super().__init__()
-        self.bench, self.db = bench, db
+        self.bench, self.db, self.service_pid = bench, db, service_pid
         self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample,
-        #  whether the checkpointer was at work, the fraction stolen by the hypervisor since the last sample)
+        #  whether the checkpointer was at work, the fraction stolen by the hypervisor since the last sample,
+        #  {statement kind: backends}, the service's JIT compiler threads in CPUs since the last sample)
 
     def loop(self):
         sql = ("SELECT coalesce(string_agg(CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' "
-               "ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU') END, ','), '') "
+               "ELSE coalesce(wait_event_type || ':' || wait_event, 'CPU') END, ','), '') || '|' || "
+               f"coalesce(string_agg({self.KIND}, ','), '') "
                f"FROM pg_stat_activity WHERE datname = '{self.db}' AND pid <> pg_backend_pid() "
                "AND (state = 'active' OR backend_type = 'autovacuum worker') "
                "UNION ALL SELECT count(*)::text FROM pg_stat_activity WHERE backend_type = 'checkpointer' "
                "AND coalesce(wait_event, '') <> 'CheckpointerMain'")
         last = cpu_ticks()
+        tick = os.sysconf("SC_CLK_TCK")
+        jit_threads, listed, jit_last, jit_at = set(), 0.0, {}, time.time()
         with PsqlSession(self.bench.url("postgres")) as session:
             while not self.stop:
                 out = session.query(sql).split("\n")
                 ckpt = len(out) == 2 and out[1] not in ("", "0")
-                out = out[0]
+                out, _, kinds = out[0].partition("|")
                 now = time.time()
                 ticks = cpu_ticks()
                 busy = (ticks[0] - last[0]) / max(ticks[1] - last[1], 1)
                 stolen = (ticks[2] - last[2]) / max(ticks[1] - last[1], 1)
                 last = ticks
+                if now - listed >= 1:   # HotSpot may start compiler threads as it goes
+                    jit_threads, listed = jit_threads | compiler_threads(self.service_pid), now
+                jit_now = {t: v for t in jit_threads if (v := proc_cpu_seconds(t, tick)) is not None}
+                jit = sum(v - jit_last.get(t, v) for t, v in jit_now.items()) / max(now - jit_at, 1e-3)
+                jit_last, jit_at = jit_now, now
                 counts = collections.Counter(e for e in out.split(",") if e)
-                self.samples.append((now, counts, busy, ckpt, stolen))
+                self.samples.append((now, counts, busy, ckpt, stolen,
+                                     collections.Counter(k for k in kinds.split(",") if k), jit))
                 time.sleep(self.PERIOD)
 
     @staticmethod
@@ -1347,13 +1368,16 @@ class TailProfile(Sampling):
         def means(samples):
             if not samples:
                 return {"samples": 0}
-            events = collections.Counter()
-            for _, counts, *_ in samples:
+            events, kinds = collections.Counter(), collections.Counter()
+            for _, counts, *_, by_kind, _ in samples:
                 events.update(counts)
+                kinds.update(by_kind)
             return {"samples": len(samples), "busy": round(sum(b for _, _, b, *_ in samples) / len(samples), 3),
                     "steal": round(sum(x[4] for x in samples) / len(samples), 3),
                     "checkpoint": round(sum(1 for x in samples if x[3]) / len(samples), 3),
-                    "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()}}
+                    "jit": round(sum(x[6] for x in samples) / len(samples), 3),
+                    "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()},
+                    "statements": {k: round(c / len(samples), 2) for k, c in kinds.most_common()}}
 
         pauses = self.pauses(gc_log, t0, end)
         tail_pause = sum(secs for at, secs in pauses if in_flight(at))
@@ -1373,7 +1397,10 @@ def profile_text(prof, rate):
     def part(m, per_callback):
         top = list(m["backends"].items())[:4]
         text = ", ".join(f"{e} {v:.2f}" + (f" ({v / rate * 1000:.2f} ms)" if per_callback else "") for e, v in top)
-        return f"CPU busy {m['busy'] * 100:.0f} % (of it stolen by the hypervisor {m['steal'] * 100:.0f} %); backends {text or 'none'}"
+        kinds = ", ".join(f"{k} {v:.2f}" for k, v in list(m.get("statements", {}).items())[:4])
+        return (f"CPU busy {m['busy'] * 100:.0f} % (of it stolen by the hypervisor {m['steal'] * 100:.0f} %; the "
+                f"service's JIT compiler {m.get('jit', 0):.2f} CPUs); backends {text or 'none'}; "
+                f"by statement {kinds or 'none'}")
 
     tail = prof["tail"]
     p = prof["pauses"]
@@ -1481,36 +1508,14 @@ class CpuMeter(Sampling):
         out = self.bench.psql("postgres", f"SELECT pid FROM pg_stat_activity WHERE datname = '{self.db}'", check=False)
         return {int(x) for x in out.split() if x.isdigit()}
 
-    def compiler_threads(self):
-        if not self.service_pid:
-            return set()
-        found = set()
-        try:
-            tids = os.listdir(f"/proc/{self.service_pid}/task")
-        except OSError:
-            return found
-        for tid in tids:
-            try:
-                with open(f"/proc/{self.service_pid}/task/{tid}/comm") as f:
-                    if f.read().startswith(("C1 Compiler", "C2 Compiler")):
-                        found.add(f"{self.service_pid}/task/{tid}")
-            except OSError:
-                continue
-        return found
-
     def read(self, pid):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / self.tick
-        except (OSError, IndexError, ValueError):
-            return None
+        return proc_cpu_seconds(pid, self.tick)
 
     def sample(self):
         self.machine_last = cpu_ticks()
         self.machine_first = self.machine_first or self.machine_last
         self.groups["postgres"] = self.groups.get("postgres", set()) | self.backends()
-        self.jit |= self.compiler_threads()
+        self.jit |= compiler_threads(self.service_pid)
         for group, pids in {**self.groups, "serviceJit": self.jit}.items():
             for pid in pids:
                 v = self.read(pid)
@@ -1537,6 +1542,35 @@ class CpuMeter(Sampling):
             out["machine"] = (total1 - total0) / self.tick
             out["steal"] = (steal1 - steal0) / self.tick
         return out
+
+
+def compiler_threads(pid):
+    """The JVM `pid`'s JIT compiler threads (C1/C2 CompilerThread<n>) as /proc paths ("PID/task/TID")."""
+    found = set()
+    if not pid:
+        return found
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if f.read().startswith(("C1 Compiler", "C2 Compiler")):
+                    found.add(f"{pid}/task/{tid}")
+        except OSError:
+            continue
+    return found
+
+
+def proc_cpu_seconds(path, tick):
+    """User + system CPU seconds of /proc/`path` (a process, or "PID/task/TID"), or None when it is gone."""
+    try:
+        with open(f"/proc/{path}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def cpu_ticks():
