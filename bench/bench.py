@@ -635,6 +635,17 @@ class Bench:
 
     # ---- PostgreSQL's WAL reserve (issue 13) ---------------------------------------------------------
 
+    def same_device_as_data(self, folder):
+        """Whether `folder` is on the file system of the server's data directory (True / False), or None where the
+        bench cannot tell (a remote server, or no right to read data_directory). Asked once."""
+        if not hasattr(self, "_data_device"):
+            data = self.psql("postgres", "SHOW data_directory", check=False)
+            try:
+                self._data_device = os.stat(data).st_dev if data.startswith("/") else None
+            except OSError:
+                self._data_device = None
+        return None if self._data_device is None else os.stat(folder).st_dev == self._data_device
+
     def wal_ahead(self, db):
         """WAL segment files ahead of the insert position: recycled ones, which the WAL is written into without
         creating a file. None where the bench may not list pg_wal (pg_monitor or superuser)."""
@@ -1132,7 +1143,9 @@ class Bench:
                 "deletes and VACUUM), and the service's JIT compiler threads in CPUs, as means over the run and over "
                 "the samples taken while one of the run's "
                 "slowest 1 % of callbacks was in flight; in brackets, a mean over the rate: the time a callback spent "
-                "so (Little's law). JVM pauses: the service's safepoints (`-Xlog:safepoint`).\n")
+                "so (Little's law). JVM pauses: the service's safepoints (`-Xlog:safepoint`). The disk's fdatasync: "
+                "`FsyncProbe`, 8 KiB rewritten in place and synced every 50 ms in the bench's folder, beside the "
+                "server's commits (a commit's WAL fsync stalled while it answers: not the disk).\n")
             add("| run | p99 ms | profile |")
             add("|---|---|---|")
             for label, rate, r in profiled:
@@ -1258,6 +1271,40 @@ class OutboxSampler(Sampling):
         self.last_rows = int(rows) if rows.isdigit() else 0
 
 
+class FsyncProbe(Sampling):
+    """The disk's own answer time during a latency run (issue 13): every 50 ms, 8 KiB written over the same 1 MiB of
+    a file in `folder` (its blocks written and synced first, so no write allocates and no fdatasync needs the file
+    system's journal) and fdatasync'd. A commit's WAL fsync that stalls while this one answers points at PostgreSQL's
+    WAL path or the cores; both stalled, at the disk."""
+
+    PERIOD = 0.05
+    SPAN = 128   # blocks of 8 KiB
+
+    def __init__(self, folder):
+        super().__init__()
+        self.path = os.path.join(folder, "fsync-probe")
+        self.samples = []   # (wall time of the write, seconds until fdatasync returned)
+
+    def loop(self):
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            block = os.urandom(8192)
+            for i in range(self.SPAN):
+                os.pwrite(fd, block, i * 8192)
+            os.fsync(fd)
+            i = 0
+            while not self.stop:
+                at, started = time.time(), time.perf_counter()
+                os.pwrite(fd, block, i % self.SPAN * 8192)
+                os.fdatasync(fd)
+                self.samples.append((at, time.perf_counter() - started))
+                i += 1
+                time.sleep(self.PERIOD)
+        finally:
+            os.close(fd)
+            os.remove(self.path)
+
+
 class TailProfile(Sampling):
     """Where a latency run's time went, and its tail's (issue 13, target 2), sampled every 50 ms on one session:
     the scratch database's active backends by wait event (CPU where none: running, or waiting for a core), the
@@ -1281,6 +1328,7 @@ class TailProfile(Sampling):
     def __init__(self, bench, db, service_pid=None):
         super().__init__()
         self.bench, self.db, self.service_pid = bench, db, service_pid
+        self.fsync = FsyncProbe(bench.tmp)
         self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample,
         #  whether the checkpointer was at work, the fraction stolen by the hypervisor since the last sample,
         #  {statement kind: backends}, the service's JIT compiler threads in CPUs since the last sample)
@@ -1315,6 +1363,14 @@ class TailProfile(Sampling):
                 self.samples.append((now, counts, busy, ckpt, stolen,
                                      collections.Counter(k for k in kinds.split(",") if k), jit))
                 time.sleep(self.PERIOD)
+
+    def __enter__(self):
+        self.fsync.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        self.fsync.__exit__(*exc)
 
     @staticmethod
     def pauses(gc_log, t0, t1):
@@ -1379,9 +1435,19 @@ class TailProfile(Sampling):
                     "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()},
                     "statements": {k: round(c / len(samples), 2) for k, c in kinds.most_common()}}
 
+        def fsync(samples):
+            lat = sorted(s for _, s in samples)
+            return {"samples": len(lat), "p50Ms": round(pct(lat, 50) * 1000, 2) if lat else None,
+                    "maxMs": round(lat[-1] * 1000, 2) if lat else None}
+
+        probes = [(at, s) for at, s in self.fsync.samples if t0 <= at <= end]
+        fsyncs = {"run": fsync(probes), "tail": fsync([(at, s) for at, s in probes
+                                                       if in_flight(at) or in_flight(at + s)]),
+                  "sameDevice": self.bench.same_device_as_data(self.bench.tmp)}
         pauses = self.pauses(gc_log, t0, end)
         tail_pause = sum(secs for at, secs in pauses if in_flight(at))
         return {"run": means(run), "tail": means(tail), "slowCutMs": round(cut * 1000, 2), "slow": len(slow),
+                "fsync": fsyncs,
                 "pauses": {"count": len(pauses), "ms": round(sum(secs for _, secs in pauses) * 1000, 1),
                            "maxMs": round(max((secs for _, secs in pauses), default=0) * 1000, 2),
                            "whileSlowMs": round(tail_pause * 1000, 1)},
@@ -1410,9 +1476,18 @@ def profile_text(prof, rate):
         ckpt = (f" | checkpoints started in the run: {c['requested']} requested (WAL volume), {c['timed']} timed; "
                 f"checkpointer at work in {prof['run'].get('checkpoint', 0) * 100:.0f} % of the run's samples, "
                 f"{tail.get('checkpoint', 0) * 100:.0f} % of the slow ones")
+    fs = prof.get("fsync")
+    disk = ""
+    if fs and fs["run"]["samples"]:
+        where = {True: "on PostgreSQL's data disk", False: "not on PostgreSQL's data disk",
+                 None: "disk of PostgreSQL's data unknown"}[fs["sameDevice"]]
+        slow = (f"{fs['tail']['p50Ms']} / {fs['tail']['maxMs']} ms while a slow one was in flight"
+                if fs["tail"]["samples"] else "none while a slow one was in flight")
+        disk = (f" | the disk's fdatasync of 8 KiB ({where}) p50 / max: {fs['run']['p50Ms']} / {fs['run']['maxMs']} ms "
+                f"over the run, {slow}")
     return (f"run: {part(prof['run'], True)} | slowest 1 % (>= {prof['slowCutMs']} ms, {tail.get('samples', 0)} "
             f"samples): {part(tail, False) if tail.get('samples') else 'no sample'} | JVM pauses {p['count']}, "
-            f"{p['ms']} ms, max {p['maxMs']} ms, {p['whileSlowMs']} ms while a slow one was in flight" + ckpt)
+            f"{p['ms']} ms, max {p['maxMs']} ms, {p['whileSlowMs']} ms while a slow one was in flight" + disk + ckpt)
 
 
 class SinkReceiver:
