@@ -1308,9 +1308,10 @@ class FsyncProbe(Sampling):
 class TailProfile(Sampling):
     """Where a latency run's time went, and its tail's (issue 13, target 2), sampled every 50 ms on one session:
     the scratch database's active backends by wait event (CPU where none: running, or waiting for a core), the
-    autovacuum workers among them, whether the server's checkpointer is at work (any wait but its idle
-    CheckpointerMain), and the machine's CPU from /proc/stat; afterwards the service JVM's safepoint
-    pauses from its log. summary() gives each as a mean over the run, and the same means over the samples taken
+    autovacuum workers among them, the same backends by the statement they run (KIND), whether the server's
+    checkpointer is at work (any wait but its idle CheckpointerMain), the machine's CPU from /proc/stat and the
+    service's JIT compiler threads' from /proc; beside it, FsyncProbe times the disk's fdatasync; afterwards the
+    service JVM's safepoint pauses from its log. summary() gives each as a mean over the run, and the same means over the samples taken
     while one of the slowest 1 % of requests (openloop.py --series) was in flight. By Little's law a mean of
     backends over the rate is the time a callback spent so, on average. The sampler's query is one scan of
     pg_stat_activity, 20 a second (its cost was not measured apart)."""
