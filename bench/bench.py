@@ -1305,14 +1305,21 @@ class FsyncProbe(Sampling):
             os.remove(self.path)
 
 
+class TailSample(collections.namedtuple(
+        "TailSample", "at backends busy checkpoint steal statements jit")):
+    """One TailProfile sample: its wall time, {wait event: backends}, the machine's busy and stolen fractions since
+    the last sample, whether the checkpointer was at work, {statement kind: backends}, and the service's JIT
+    compiler threads in CPUs since the last sample."""
+
+
 class TailProfile(Sampling):
     """Where a latency run's time went, and its tail's (issue 13, target 2), sampled every 50 ms on one session:
     the scratch database's active backends by wait event (CPU where none: running, or waiting for a core), the
     autovacuum workers among them, the same backends by the statement they run (KIND), whether the server's
     checkpointer is at work (any wait but its idle CheckpointerMain), the machine's CPU from /proc/stat and the
     service's JIT compiler threads' from /proc; beside it, FsyncProbe times the disk's fdatasync; afterwards the
-    service JVM's safepoint pauses from its log. summary() gives each as a mean over the run, and the same means over the samples taken
-    while one of the slowest 1 % of requests (openloop.py --series) was in flight. By Little's law a mean of
+    service JVM's safepoint pauses from its log. summary() gives each as a mean over the run, and the same means
+    over the samples taken while one of the slowest 1 % of requests (openloop.py --series) was in flight. By Little's law a mean of
     backends over the rate is the time a callback spent so, on average. The sampler's query is one scan of
     pg_stat_activity, 20 a second (its cost was not measured apart)."""
 
@@ -1330,9 +1337,7 @@ class TailProfile(Sampling):
         super().__init__()
         self.bench, self.db, self.service_pid = bench, db, service_pid
         self.fsync = FsyncProbe(bench.tmp)
-        self.samples = []   # (wall time, {event: backends}, busy fraction of the machine since the last sample,
-        #  whether the checkpointer was at work, the fraction stolen by the hypervisor since the last sample,
-        #  {statement kind: backends}, the service's JIT compiler threads in CPUs since the last sample)
+        self.samples = []   # TailSample
 
     def loop(self):
         sql = ("SELECT coalesce(string_agg(CASE WHEN backend_type = 'autovacuum worker' THEN 'autovacuum' "
@@ -1360,9 +1365,9 @@ class TailProfile(Sampling):
                 jit_now = {t: v for t in jit_threads if (v := proc_cpu_seconds(t, tick)) is not None}
                 jit = sum(v - jit_last.get(t, v) for t, v in jit_now.items()) / max(now - jit_at, 1e-3)
                 jit_last, jit_at = jit_now, now
-                counts = collections.Counter(e for e in out.split(",") if e)
-                self.samples.append((now, counts, busy, ckpt, stolen,
-                                     collections.Counter(k for k in kinds.split(",") if k), jit))
+                self.samples.append(TailSample(
+                    at=now, backends=collections.Counter(e for e in out.split(",") if e), busy=busy, checkpoint=ckpt,
+                    steal=stolen, statements=collections.Counter(k for k in kinds.split(",") if k), jit=jit))
                 time.sleep(self.PERIOD)
 
     def __enter__(self):
@@ -1414,25 +1419,27 @@ class TailProfile(Sampling):
                 spans.append([a, b])
         starts = [a for a, _ in spans]
         end = max(due + lat for due, lat in flights)
-        run = [s for s in self.samples if t0 <= s[0] <= end]
+        run = [s for s in self.samples if t0 <= s.at <= end]
 
         def in_flight(at):
             i = bisect.bisect_right(starts, at) - 1
             return i >= 0 and at <= spans[i][1]
 
-        tail = [s for s in run if in_flight(s[0])]
+        tail = [s for s in run if in_flight(s.at)]
 
         def means(samples):
             if not samples:
                 return {"samples": 0}
             events, kinds = collections.Counter(), collections.Counter()
-            for _, counts, *_, by_kind, _ in samples:
-                events.update(counts)
-                kinds.update(by_kind)
-            return {"samples": len(samples), "busy": round(sum(b for _, _, b, *_ in samples) / len(samples), 3),
-                    "steal": round(sum(x[4] for x in samples) / len(samples), 3),
-                    "checkpoint": round(sum(1 for x in samples if x[3]) / len(samples), 3),
-                    "jit": round(sum(x[6] for x in samples) / len(samples), 3),
+            for x in samples:
+                events.update(x.backends)
+                kinds.update(x.statements)
+
+            def mean(field):
+                return round(sum(getattr(x, field) for x in samples) / len(samples), 3)
+
+            return {"samples": len(samples), "busy": mean("busy"), "steal": mean("steal"),
+                    "checkpoint": mean("checkpoint"), "jit": mean("jit"),
                     "backends": {e: round(c / len(samples), 2) for e, c in events.most_common()},
                     "statements": {k: round(c / len(samples), 2) for k, c in kinds.most_common()}}
 
@@ -1584,9 +1591,6 @@ class CpuMeter(Sampling):
         out = self.bench.psql("postgres", f"SELECT pid FROM pg_stat_activity WHERE datname = '{self.db}'", check=False)
         return {int(x) for x in out.split() if x.isdigit()}
 
-    def read(self, pid):
-        return proc_cpu_seconds(pid, self.tick)
-
     def sample(self):
         self.machine_last = cpu_ticks()
         self.machine_first = self.machine_first or self.machine_last
@@ -1594,7 +1598,7 @@ class CpuMeter(Sampling):
         self.jit |= compiler_threads(self.service_pid)
         for group, pids in {**self.groups, "serviceJit": self.jit}.items():
             for pid in pids:
-                v = self.read(pid)
+                v = proc_cpu_seconds(pid, self.tick)
                 if v is not None:
                     self.first.setdefault(pid, v)
                     self.last[pid] = v
