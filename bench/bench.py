@@ -1324,6 +1324,10 @@ class TailProfile(Sampling):
     pg_stat_activity, 20 a second (its cost was not measured apart)."""
 
     PERIOD = 0.05
+    # The start of a run, whose share of the slowest 1 % the profile gives (when()): each open loop begins as a step
+    # from idle to its rate, right after the settle's CHECKPOINT (every page's first change then writes a full-page
+    # image) and on connections the service has just set up.
+    START_S = 2.0
     # What an active backend runs, from its statement's text: the callbacks' transaction (the gate's statement and
     # its receipts), a COMMIT (of the callbacks or of the relay: pg_stat_activity cannot tell), the outbox relay's
     # statements, the retention's deletes and its VACUUM, autovacuum, or anything else (the sweep, the probes).
@@ -1396,6 +1400,19 @@ class TailProfile(Sampling):
                     out.append((at - secs, secs))
         return out
 
+    @classmethod
+    def when(cls, flights, t0, cut):
+        """When in the run the slowest 1 % (latency >= cut) were due: their share in the run's first START_S seconds,
+        the p99 of the callbacks due after those, and the one second of the run that held the most of them."""
+        slow = [due - t0 for due, lat in flights if lat >= cut]
+        later = sorted(lat for due, lat in flights if due - t0 >= cls.START_S)
+        by_second = collections.Counter(int(at) for at in slow)
+        second, most = by_second.most_common(1)[0] if by_second else (None, 0)
+        return {"startSeconds": cls.START_S,
+                "startShare": round(sum(1 for at in slow if at < cls.START_S) / len(slow), 3) if slow else None,
+                "p99AfterStartMs": round(pct(later, 99) * 1000, 2) if later else None,
+                "worstSecond": second, "worstSecondShare": round(most / len(slow), 3) if slow else None}
+
     def summary(self, res, series, gc_log):
         if not self.samples or not os.path.exists(series):
             return None
@@ -1455,7 +1472,7 @@ class TailProfile(Sampling):
         pauses = self.pauses(gc_log, t0, end)
         tail_pause = sum(secs for at, secs in pauses if in_flight(at))
         return {"run": means(run), "tail": means(tail), "slowCutMs": round(cut * 1000, 2), "slow": len(slow),
-                "fsync": fsyncs,
+                "fsync": fsyncs, "when": self.when(flights, t0, cut),
                 "pauses": {"count": len(pauses), "ms": round(sum(secs for _, secs in pauses) * 1000, 1),
                            "maxMs": round(max((secs for _, secs in pauses), default=0) * 1000, 2),
                            "whileSlowMs": round(tail_pause * 1000, 1)},
@@ -1493,8 +1510,14 @@ def profile_text(prof, rate):
                 if fs["tail"]["samples"] else "none while a slow one was in flight")
         disk = (f" | the disk's fdatasync of 8 KiB ({where}) p50 / max: {fs['run']['p50Ms']} / {fs['run']['maxMs']} ms "
                 f"over the run, {slow}")
+    w = prof.get("when")
+    when = ""
+    if w and w["startShare"] is not None:
+        when = (f" | when: {w['startShare'] * 100:.0f} % of the slowest 1 % were due in the run's first "
+                f"{w['startSeconds']:.0f} s (p99 of the callbacks due after them: {w['p99AfterStartMs']} ms); the most in "
+                f"one second: {w['worstSecondShare'] * 100:.0f} %, in second {w['worstSecond']}")
     return (f"run: {part(prof['run'], True)} | slowest 1 % (>= {prof['slowCutMs']} ms, {tail.get('samples', 0)} "
-            f"samples): {part(tail, False) if tail.get('samples') else 'no sample'} | JVM pauses {p['count']}, "
+            f"samples): {part(tail, False) if tail.get('samples') else 'no sample'}" + when + f" | JVM pauses {p['count']}, "
             f"{p['ms']} ms, max {p['maxMs']} ms, {p['whileSlowMs']} ms while a slow one was in flight" + disk + ckpt)
 
 
