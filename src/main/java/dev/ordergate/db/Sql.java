@@ -147,6 +147,23 @@ public final class Sql {
   public static final String CLAIM_AND_PAY_BY_QUERY = claimAndPay("PAYMENT_QUERY");
 
   /**
+   * {@link #CLAIM_AND_PAY} for a batch whose every callback is its order's first SUCCESS, with one key each
+   * ({@code $16, $17} the same keys as {@code $1, $2}), run without {@code BEGIN} and {@code COMMIT}: the
+   * statement is its own transaction, and it commits only if every key was claimed here and every order let
+   * through. Otherwise {@code gate_all_won} (V21) raises {@link #NOT_ALL_WON} at the end of the statement,
+   * which undoes all of it, and the batch goes again in a transaction of its own, where the losers are told
+   * apart. It returns one row, the number of winners. One round trip and one statement fewer than {@code
+   * BEGIN}, {@link #CLAIM_AND_PAY}, {@code COMMIT} for the common batch (issue 13).
+   */
+  public static final String CLAIM_AND_PAY_ALL = claimAndPayAll("PAYMENT_CALLBACK");
+
+  /** {@link #CLAIM_AND_PAY_ALL} for payments found by querying the gateway. */
+  public static final String CLAIM_AND_PAY_ALL_BY_QUERY = claimAndPayAll("PAYMENT_QUERY");
+
+  /** The SQLSTATE {@code gate_all_won} raises: not every callback of an all-or-nothing batch won. */
+  public static final String NOT_ALL_WON = "OG001";
+
+  /**
    * Which statements a connection keeps prepared (the pool's {@code preparedStatementCacheSqlFilter}): the
    * client's default, shorter than 2,048 characters, and the claiming statements, which are longer. A
    * statement not kept is parsed and planned at every execution: {@link #CLAIM_AND_PAY} (2,979 characters)
@@ -156,10 +173,23 @@ public final class Sql {
    */
   public static boolean keptPrepared(String sql) {
     return sql.length() < SqlConnectOptions.DEFAULT_PREPARED_STATEMENT_CACHE_SQL_LIMIT
-        || sql.equals(CLAIM_AND_PAY) || sql.equals(CLAIM_AND_PAY_BY_QUERY);
+        || sql.equals(CLAIM_AND_PAY) || sql.equals(CLAIM_AND_PAY_BY_QUERY)
+        || sql.equals(CLAIM_AND_PAY_ALL) || sql.equals(CLAIM_AND_PAY_ALL_BY_QUERY);
   }
 
   private static String claimAndPay(String source) {
+    return claimAndPayCtes(source) + """
+      SELECT c.channel, c.txn_id, p.order_no IS NOT NULL AS paid
+      FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id""";
+  }
+
+  private static String claimAndPayAll(String source) {
+    return claimAndPayCtes(source) + """
+      SELECT gate_all_won(count(p.order_no), cardinality($1::text[])) AS won
+      FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id""";
+  }
+
+  private static String claimAndPayCtes(String source) {
     return """
       WITH noted AS (
           INSERT INTO payment_notifications AS n
@@ -179,9 +209,7 @@ public final class Sql {
           SELECT c.order_no, c.channel, c.txn_id, c.amount_cents AS amount, c.currency
           FROM claimed c JOIN unnest($16::text[], $17::text[]) AS f(channel, txn_id)
             ON c.channel = f.channel AND c.txn_id = f.txn_id),
-      """ + gateCtes(source, "$15") + """
-      SELECT c.channel, c.txn_id, p.order_no IS NOT NULL AS paid
-      FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id""";
+      """ + gateCtes(source, "$15");
   }
 
   /**

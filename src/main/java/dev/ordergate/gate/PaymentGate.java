@@ -12,9 +12,11 @@ import dev.ordergate.exceptions.ExceptionRecorder;
 import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.metrics.Metrics;
 import io.vertx.core.Future;
+import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
 import dev.ordergate.db.Params;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -56,16 +59,33 @@ import java.util.function.Predicate;
  * batch are applied in arrival order (one UPDATE round each), so a batch answers exactly as the same
  * callbacks one by one would. A batch that fails fails whole; {@link CallbackCoalescer} then runs its
  * callbacks one by one.
+ *
+ * <p>A batch of first payments (every callback a SUCCESS, of its own key and its own order: the common
+ * batch) is first tried as that statement alone, without {@code BEGIN} and {@code COMMIT} ({@link
+ * Sql#CLAIM_AND_PAY_ALL}): it commits if every callback won, else it undoes itself whole and the batch goes
+ * again in a transaction. The answers, the rows written and the locks taken are those of the transaction;
+ * the winners' batches save a statement and a round trip each, a batch with a loser pays its statement twice,
+ * and the next {@link #TRANSACTIONS_AFTER_UNDONE} batches go to a transaction at once.
  */
 public final class PaymentGate {
 
   private static final Logger log = LoggerFactory.getLogger(PaymentGate.class);
+  /** Batches of first payments that go to a transaction at once after one whose single statement was undone. */
+  static final int TRANSACTIONS_AFTER_UNDONE = 16;
 
   private final Pool pool;
   private final Metrics metrics;
   private final OutboxWriter outbox;
   private final ExceptionRecorder exceptionRecorder;
   private final GateHook hook;
+  /**
+   * Batches of first payments still to go to a transaction at once, after one whose statement was undone. An
+   * undone statement costs a whole statement and saves nothing; a statement that commits saves about a tenth of
+   * one. So the single statement pays only while few are undone, and a run of losers (gateways retrying
+   * notifications that were answered, late payments after a sweep) goes to transactions instead of paying
+   * twice for most batches.
+   */
+  private final AtomicInteger transactionsAhead = new AtomicInteger();
 
   /** Winners write ORDER_PAID and NOTIFY_SMS to {@code outbox}; losers open exceptions through {@code exceptionRecorder}. */
   public PaymentGate(Pool pool, Metrics metrics, OutboxWriter outbox, ExceptionRecorder exceptionRecorder) {
@@ -94,10 +114,69 @@ public final class PaymentGate {
    */
   public Future<List<CallbackResult>> apply(List<PaymentCallback> batch, TransitionSource source) {
     boolean query = source == TransitionSource.PAYMENT_QUERY;
+    Future<List<CallbackResult>> applied;
+    if (hook == GateHook.NONE && allFirstPayments(batch) && wholeStatementDue()) {
+      // A loser (or a deadlock) undid the whole statement: the batch goes again in a transaction, which tells
+      // the losers apart (and retries a deadlock).
+      applied = applyWhole(batch, query ? Sql.CLAIM_AND_PAY_ALL_BY_QUERY : Sql.CLAIM_AND_PAY_ALL)
+          .onSuccess(results -> metrics.gateBatch("statement"))
+          .recover(err -> {
+            if (!notAllWon(err) && !Tx.isRetryable(err)) {
+              return Future.failedFuture(err);
+            }
+            transactionsAhead.set(TRANSACTIONS_AFTER_UNDONE);
+            return inTransaction(batch, query).onSuccess(results -> metrics.gateBatch("again"));
+          });
+    } else {
+      applied = inTransaction(batch, query).onSuccess(results -> metrics.gateBatch("transaction"));
+    }
+    return applied.onSuccess(results -> record(batch, results, source));
+  }
+
+  /** True unless a batch of first payments is still to go to a transaction after an undone statement (and counts it). */
+  private boolean wholeStatementDue() {
+    return transactionsAhead.getAndUpdate(n -> Math.max(0, n - 1)) == 0;
+  }
+
+  private Future<List<CallbackResult>> inTransaction(List<PaymentCallback> batch, boolean query) {
     String claimAndPay = query ? Sql.CLAIM_AND_PAY_BY_QUERY : Sql.CLAIM_AND_PAY;
     String payOrders = query ? Sql.PAY_ORDERS_BY_QUERY : Sql.PAY_ORDERS;
-    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook, claimAndPay, payOrders).execute())
-        .onSuccess(results -> record(batch, results, source));
+    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook, claimAndPay, payOrders).execute());
+  }
+
+  /**
+   * Every callback a SUCCESS, each of another key and another order: if all of them win, the batch is the
+   * claiming statement alone, and {@link #applyWhole} runs it as its own transaction.
+   */
+  static boolean allFirstPayments(List<PaymentCallback> batch) {
+    Set<Key> keys = new HashSet<>();
+    Set<String> orders = new HashSet<>();
+    for (PaymentCallback cb : batch) {
+      if (!cb.isSuccess() || !keys.add(Key.of(cb)) || !orders.add(cb.orderNo())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The batch as one statement without {@code BEGIN} and {@code COMMIT} ({@link Sql#CLAIM_AND_PAY_ALL}): it
+   * commits with every callback APPLIED, or it undoes itself whole and fails with {@link Sql#NOT_ALL_WON}.
+   */
+  private Future<List<CallbackResult>> applyWhole(List<PaymentCallback> batch, String sql) {
+    return pool.withConnection(conn -> conn.preparedQuery(sql).execute(Claim.of(batch, batch).params())
+        .map(rows -> {
+          outbox.written(conn);
+          List<CallbackResult> results = new ArrayList<>(batch.size());
+          for (PaymentCallback cb : batch) {
+            results.add(new CallbackResult(CallbackOutcome.APPLIED, cb.orderNo(), OrderStatus.PAID, false));
+          }
+          return results;
+        }));
+  }
+
+  static boolean notAllWon(Throwable err) {
+    return err instanceof PgException pg && Sql.NOT_ALL_WON.equals(pg.getSqlState());
   }
 
   private void record(List<PaymentCallback> batch, List<CallbackResult> results, TransitionSource source) {
@@ -141,6 +220,43 @@ public final class PaymentGate {
       .thenComparing(Note::txnId).thenComparing(Note::status).thenComparing(Note::orderNo)
       .thenComparingLong(Note::amountCents);
 
+  /**
+   * The claiming statement's parameters ({@link Sql#CLAIM_AND_PAY}), and its leads: the first SUCCESS of each
+   * order, which the statement puts through the gate if it claims its key (the others wait for the rounds after
+   * it). {@code all}: the first SUCCESS of each key, in arrival order.
+   */
+  private record Claim(Tuple params, List<PaymentCallback> leads) {
+
+    static Claim of(List<PaymentCallback> batch, List<PaymentCallback> all) {
+      // Receipts (and notification rows) are claimed in key order, so concurrent batches take their
+      // unique-index locks in one order and do not deadlock on each other; everything else keeps arrival order.
+      List<PaymentCallback> byKey = new ArrayList<>(all);
+      byKey.sort(Comparator.comparing(PaymentCallback::channel).thenComparing(PaymentCallback::txnId));
+      Map<Note, PaymentCallback> notes = new TreeMap<>(NOTE_ORDER);
+      Map<Note, Integer> deliveries = new HashMap<>();
+      for (PaymentCallback cb : batch) {
+        Note n = Note.of(cb);
+        notes.putIfAbsent(n, cb);
+        deliveries.merge(n, 1, Integer::sum);
+      }
+      List<PaymentCallback> noted = new ArrayList<>(notes.values());
+      Integer[] counts = notes.keySet().stream().map(deliveries::get).toArray(Integer[]::new);
+      Map<String, PaymentCallback> firstOfOrder = new TreeMap<>();
+      for (PaymentCallback cb : all) {
+        firstOfOrder.putIfAbsent(cb.orderNo(), cb);
+      }
+      List<PaymentCallback> leads = new ArrayList<>(firstOfOrder.values());
+      return new Claim(Params.of(
+          strings(byKey, PaymentCallback::channel), strings(byKey, PaymentCallback::txnId),
+          strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus),
+          strings(noted, PaymentCallback::channel), strings(noted, PaymentCallback::txnId),
+          strings(noted, PaymentCallback::orderNo), amounts(noted), strings(noted, PaymentCallback::gatewayStatus),
+          strings(noted, PaymentCallback::notificationId), strings(noted, PaymentCallback::payload), counts,
+          strings(byKey, PaymentCallback::currency), OutboxWriter.SMS_ORDER_PAID,
+          strings(leads, PaymentCallback::channel), strings(leads, PaymentCallback::txnId)), leads);
+    }
+  }
+
   /** One transaction's work over one batch. */
   private static final class Run {
     private final SqlConnection conn;
@@ -181,34 +297,9 @@ public final class PaymentGate {
 
     Future<List<CallbackResult>> execute() {
       List<PaymentCallback> all = new ArrayList<>(primaries.values());
-      // Receipts (and notification rows) are claimed in key order, so concurrent batches take their
-      // unique-index locks in one order and do not deadlock on each other; everything else keeps arrival order.
-      List<PaymentCallback> byKey = new ArrayList<>(all);
-      byKey.sort(Comparator.comparing(PaymentCallback::channel).thenComparing(PaymentCallback::txnId));
-      Map<Note, PaymentCallback> notes = new TreeMap<>(NOTE_ORDER);
-      Map<Note, Integer> deliveries = new HashMap<>();
-      for (PaymentCallback cb : batch) {
-        Note n = Note.of(cb);
-        notes.putIfAbsent(n, cb);
-        deliveries.merge(n, 1, Integer::sum);
-      }
-      List<PaymentCallback> noted = new ArrayList<>(notes.values());
-      Integer[] counts = notes.keySet().stream().map(deliveries::get).toArray(Integer[]::new);
-      // The first SUCCESS of each order goes through the gate in the claiming statement itself, if it
-      // claims its key; the others wait for the rounds after it.
-      Map<String, PaymentCallback> firstOfOrder = new TreeMap<>();
-      for (PaymentCallback cb : all) {
-        firstOfOrder.putIfAbsent(cb.orderNo(), cb);
-      }
-      List<PaymentCallback> leads = new ArrayList<>(firstOfOrder.values());
-      return conn.preparedQuery(claimAndPay).execute(Params.of(
-              strings(byKey, PaymentCallback::channel), strings(byKey, PaymentCallback::txnId),
-              strings(byKey, PaymentCallback::orderNo), amounts(byKey), strings(byKey, PaymentCallback::gatewayStatus),
-              strings(noted, PaymentCallback::channel), strings(noted, PaymentCallback::txnId),
-              strings(noted, PaymentCallback::orderNo), amounts(noted), strings(noted, PaymentCallback::gatewayStatus),
-              strings(noted, PaymentCallback::notificationId), strings(noted, PaymentCallback::payload), counts,
-              strings(byKey, PaymentCallback::currency), OutboxWriter.SMS_ORDER_PAID,
-              strings(leads, PaymentCallback::channel), strings(leads, PaymentCallback::txnId)))
+      Claim claim = Claim.of(batch, all);
+      List<PaymentCallback> leads = claim.leads();
+      return conn.preparedQuery(claimAndPay).execute(claim.params())
           .compose(claimed -> {
             Set<Key> claimedKeys = new HashSet<>();
             Set<Key> paidKeys = new HashSet<>();
@@ -462,13 +553,13 @@ public final class PaymentGate {
             return null;
           });
     }
+  }
 
-    private static String[] strings(List<PaymentCallback> cbs, Function<PaymentCallback, String> f) {
-      return cbs.stream().map(f).toArray(String[]::new);
-    }
+  private static String[] strings(List<PaymentCallback> cbs, Function<PaymentCallback, String> f) {
+    return cbs.stream().map(f).toArray(String[]::new);
+  }
 
-    private static Long[] amounts(List<PaymentCallback> cbs) {
-      return cbs.stream().map(PaymentCallback::amountCents).toArray(Long[]::new);
-    }
+  private static Long[] amounts(List<PaymentCallback> cbs) {
+    return cbs.stream().map(PaymentCallback::amountCents).toArray(Long[]::new);
   }
 }

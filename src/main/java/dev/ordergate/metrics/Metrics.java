@@ -84,6 +84,16 @@ public final class Metrics {
         "channel", channel).increment();
   }
 
+  /**
+   * {@code ordergate_gate_batches_total{path}}: payment batches by the way they went through the gate, counted after
+   * commit. {@code statement}: first payments that all won, one statement without {@code BEGIN} and {@code COMMIT};
+   * {@code again}: first payments of which one lost, that statement undone and the batch run again in a transaction;
+   * {@code transaction}: any other batch, in a transaction at once.
+   */
+  public void gateBatch(String path) {
+    counter("ordergate.gate.batches", "Payment batches by the way they went through the gate", "path", path).increment();
+  }
+
   /** {@code ordergate_transitions_total{source,to}}, counted after commit. */
   public void transitions(TransitionSource source, OrderStatus to, int count) {
     if (count <= 0) {
