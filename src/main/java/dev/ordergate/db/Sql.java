@@ -152,8 +152,8 @@ public final class Sql {
    * statement is its own transaction, and it commits only if every key was claimed here and every order let
    * through. Otherwise {@code gate_all_won} (V21) raises {@link #NOT_ALL_WON} at the end of the statement,
    * which undoes all of it, and the batch goes again in a transaction of its own, where the losers are told
-   * apart. It returns one row, the number of winners. One round trip and one statement fewer than {@code
-   * BEGIN}, {@link #CLAIM_AND_PAY}, {@code COMMIT} for the common batch (issue 13).
+   * apart. It returns one row, {@code won} true, when it commits. One round trip and one statement fewer than
+   * {@code BEGIN}, {@link #CLAIM_AND_PAY}, {@code COMMIT} for the common batch (issue 13).
    */
   public static final String CLAIM_AND_PAY_ALL = claimAndPayAll("PAYMENT_CALLBACK");
 
@@ -178,18 +178,15 @@ public final class Sql {
   }
 
   private static String claimAndPay(String source) {
-    return claimAndPayCtes(source) + """
-      SELECT c.channel, c.txn_id, p.order_no IS NOT NULL AS paid
-      FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id""";
+    return claimAndPay(source, "c.channel, c.txn_id, p.order_no IS NOT NULL AS paid");
   }
 
   private static String claimAndPayAll(String source) {
-    return claimAndPayCtes(source) + """
-      SELECT gate_all_won(count(p.order_no), cardinality($1::text[])) AS won
-      FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id""";
+    return claimAndPay(source, "gate_all_won(count(p.order_no), cardinality($1::text[])) AS won");
   }
 
-  private static String claimAndPayCtes(String source) {
+  /** The claiming statement, answering {@code answer} over the claimed keys ({@code c}) and the orders paid ({@code p}). */
+  private static String claimAndPay(String source, String answer) {
     return """
       WITH noted AS (
           INSERT INTO payment_notifications AS n
@@ -209,7 +206,10 @@ public final class Sql {
           SELECT c.order_no, c.channel, c.txn_id, c.amount_cents AS amount, c.currency
           FROM claimed c JOIN unnest($16::text[], $17::text[]) AS f(channel, txn_id)
             ON c.channel = f.channel AND c.txn_id = f.txn_id),
-      """ + gateCtes(source, "$15");
+      """ + gateCtes(source, "$15") + """
+      SELECT {answer}
+      FROM claimed c LEFT JOIN paid p ON p.paid_channel = c.channel AND p.paid_txn_id = c.txn_id"""
+        .replace("{answer}", answer);
   }
 
   /**

@@ -113,24 +113,31 @@ public final class PaymentGate {
    * the duplicate.
    */
   public Future<List<CallbackResult>> apply(List<PaymentCallback> batch, TransitionSource source) {
-    boolean query = source == TransitionSource.PAYMENT_QUERY;
+    Statements sql = source == TransitionSource.PAYMENT_QUERY ? Statements.BY_QUERY : Statements.BY_CALLBACK;
     Future<List<CallbackResult>> applied;
     if (hook == GateHook.NONE && allFirstPayments(batch) && wholeStatementDue()) {
       // A loser (or a deadlock) undid the whole statement: the batch goes again in a transaction, which tells
       // the losers apart (and retries a deadlock).
-      applied = applyWhole(batch, query ? Sql.CLAIM_AND_PAY_ALL_BY_QUERY : Sql.CLAIM_AND_PAY_ALL)
+      applied = applyWhole(batch, sql.claimAndPayAll())
           .onSuccess(results -> metrics.gateBatch("statement"))
           .recover(err -> {
             if (!notAllWon(err) && !Tx.isRetryable(err)) {
               return Future.failedFuture(err);
             }
             transactionsAhead.set(TRANSACTIONS_AFTER_UNDONE);
-            return inTransaction(batch, query).onSuccess(results -> metrics.gateBatch("again"));
+            return inTransaction(batch, sql).onSuccess(results -> metrics.gateBatch("again"));
           });
     } else {
-      applied = inTransaction(batch, query).onSuccess(results -> metrics.gateBatch("transaction"));
+      applied = inTransaction(batch, sql).onSuccess(results -> metrics.gateBatch("transaction"));
     }
     return applied.onSuccess(results -> record(batch, results, source));
+  }
+
+  /** The gate's statements for one source: they write it as the transition's source and {@code closed_by}. */
+  private record Statements(String claimAndPayAll, String claimAndPay, String payOrders) {
+    static final Statements BY_CALLBACK = new Statements(Sql.CLAIM_AND_PAY_ALL, Sql.CLAIM_AND_PAY, Sql.PAY_ORDERS);
+    static final Statements BY_QUERY =
+        new Statements(Sql.CLAIM_AND_PAY_ALL_BY_QUERY, Sql.CLAIM_AND_PAY_BY_QUERY, Sql.PAY_ORDERS_BY_QUERY);
   }
 
   /** True unless a batch of first payments is still to go to a transaction after an undone statement (and counts it). */
@@ -138,10 +145,9 @@ public final class PaymentGate {
     return transactionsAhead.getAndUpdate(n -> Math.max(0, n - 1)) == 0;
   }
 
-  private Future<List<CallbackResult>> inTransaction(List<PaymentCallback> batch, boolean query) {
-    String claimAndPay = query ? Sql.CLAIM_AND_PAY_BY_QUERY : Sql.CLAIM_AND_PAY;
-    String payOrders = query ? Sql.PAY_ORDERS_BY_QUERY : Sql.PAY_ORDERS;
-    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook, claimAndPay, payOrders).execute());
+  private Future<List<CallbackResult>> inTransaction(List<PaymentCallback> batch, Statements sql) {
+    return Tx.run(pool, conn -> new Run(conn, batch, outbox, exceptionRecorder, hook, sql.claimAndPay(),
+        sql.payOrders()).execute());
   }
 
   /**

@@ -5,8 +5,6 @@ import dev.ordergate.domain.CallbackResult;
 import dev.ordergate.domain.CancelOutcome;
 import dev.ordergate.domain.PaymentCallback;
 import dev.ordergate.domain.TransitionSource;
-import dev.ordergate.exceptions.ExceptionRecorder;
-import dev.ordergate.exceptions.RefundPolicy;
 import dev.ordergate.metrics.Metrics;
 import dev.ordergate.outbox.OutboxSignal;
 import dev.ordergate.outbox.OutboxWriter;
@@ -21,7 +19,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -53,10 +50,7 @@ class GateInterleavingTest extends AppTest {
   }
 
   private static PaymentGate gate(GateHook hook) {
-    Metrics metrics = new Metrics(new SimpleMeterRegistry());
-    OutboxSignal signal = new OutboxSignal();
-    return new PaymentGate(app.pool, metrics, new OutboxWriter(signal),
-        new ExceptionRecorder(new RefundPolicy(0, Map.of()), signal), hook);
+    return TestApp.paymentGate(app.pool, new SimpleMeterRegistry(), hook);
   }
 
   @Test

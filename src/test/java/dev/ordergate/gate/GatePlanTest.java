@@ -3,11 +3,6 @@ package dev.ordergate.gate;
 import dev.ordergate.domain.CallbackOutcome;
 import dev.ordergate.domain.CallbackResult;
 import dev.ordergate.domain.PaymentCallback;
-import dev.ordergate.exceptions.ExceptionRecorder;
-import dev.ordergate.exceptions.RefundPolicy;
-import dev.ordergate.metrics.Metrics;
-import dev.ordergate.outbox.OutboxSignal;
-import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.support.AppTest;
 import dev.ordergate.support.TestApp;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -15,7 +10,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -48,9 +42,7 @@ class GatePlanTest extends AppTest {
           executions.add(rows.iterator().next().getLong(0));
           return null;
         });
-    OutboxSignal signal = new OutboxSignal();
-    PaymentGate gate = new PaymentGate(app.verticle.pool(), new Metrics(new SimpleMeterRegistry()),
-        new OutboxWriter(signal), new ExceptionRecorder(new RefundPolicy(0, Map.of()), signal), hook);
+    PaymentGate gate = TestApp.paymentGate(app.verticle.pool(), new SimpleMeterRegistry(), hook);
     int next = 0;
     for (int n : sizes) {
       List<PaymentCallback> batch = new ArrayList<>();

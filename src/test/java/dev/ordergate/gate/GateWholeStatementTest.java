@@ -3,11 +3,6 @@ package dev.ordergate.gate;
 import dev.ordergate.domain.CallbackOutcome;
 import dev.ordergate.domain.CallbackResult;
 import dev.ordergate.domain.PaymentCallback;
-import dev.ordergate.exceptions.ExceptionRecorder;
-import dev.ordergate.exceptions.RefundPolicy;
-import dev.ordergate.metrics.Metrics;
-import dev.ordergate.outbox.OutboxSignal;
-import dev.ordergate.outbox.OutboxWriter;
 import dev.ordergate.support.AppTest;
 import dev.ordergate.support.TestApp;
 import io.micrometer.core.instrument.Counter;
@@ -18,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 import static dev.ordergate.support.TestApp.expect;
 import static dev.ordergate.support.TestApp.order;
@@ -43,9 +39,7 @@ class GateWholeStatementTest extends AppTest {
     app.truncate();
     app.setStock("A", 100);
     registry = new SimpleMeterRegistry();
-    OutboxSignal signal = new OutboxSignal();
-    gate = new PaymentGate(app.verticle.pool(), new Metrics(registry), new OutboxWriter(signal),
-        new ExceptionRecorder(new RefundPolicy(0, Map.of()), signal));
+    gate = TestApp.paymentGate(app.verticle.pool(), registry, GateHook.NONE);
   }
 
   @Test
@@ -175,6 +169,6 @@ class GateWholeStatementTest extends AppTest {
   private Map<String, Double> batches() {
     return registry.find("ordergate.gate.batches").counters().stream()
         .filter(c -> c.count() > 0)
-        .collect(java.util.stream.Collectors.toMap(c -> c.getId().getTag("path"), Counter::count));
+        .collect(Collectors.toMap(c -> c.getId().getTag("path"), Counter::count));
   }
 }

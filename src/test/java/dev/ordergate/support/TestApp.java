@@ -3,6 +3,14 @@ package dev.ordergate.support;
 import dev.ordergate.OrdergateVerticle;
 import dev.ordergate.config.AppConfig;
 import dev.ordergate.db.DbUrl;
+import dev.ordergate.exceptions.ExceptionRecorder;
+import dev.ordergate.exceptions.RefundPolicy;
+import dev.ordergate.gate.GateHook;
+import dev.ordergate.gate.PaymentGate;
+import dev.ordergate.metrics.Metrics;
+import dev.ordergate.outbox.OutboxSignal;
+import dev.ordergate.outbox.OutboxWriter;
+import io.micrometer.core.instrument.MeterRegistry;
 import dev.ordergate.channel.ordergate.OrdergateSignature;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -26,6 +34,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The service deployed on a fresh database, with an HTTP client and a pool of its own for
@@ -190,6 +199,16 @@ public final class TestApp implements AutoCloseable {
 
   public JsonObject callback(JsonObject body) {
     return expect(callbackAsync(body).await(), 200).bodyAsJsonObject();
+  }
+
+  /**
+   * A payment gate of its own on {@code pool} (the service's, or this app's), counting into {@code registry}, with
+   * no automatic refund: every exception it opens goes to manual review.
+   */
+  public static PaymentGate paymentGate(Pool pool, MeterRegistry registry, GateHook hook) {
+    OutboxSignal signal = new OutboxSignal();
+    return new PaymentGate(pool, new Metrics(registry), new OutboxWriter(signal),
+        new ExceptionRecorder(new RefundPolicy(0, Map.of()), signal), hook);
   }
 
   public static HttpResponse<Buffer> expect(HttpResponse<Buffer> resp, int status) {
