@@ -1,6 +1,6 @@
 -- Item 3's yardstick: the timeout sweep's work over every overdue order, hand-written as one
 -- set-based transaction, the way a DBA would do it once. The same rows as the service's sweep
--- (dev.ordergate.sweep.Sweeper + gate.CancellationEffects + outbox.OutboxWriter) write:
+-- (dev.ordergate.sweep.Sweeper: SweepSql.CLAIM_AND_CANCEL, Sql.LOCK_STOCK_OF_ORDERS and Sql.CANCELLATION_EFFECTS) write:
 -- the conditional cancel, stock rows locked in SKU order and restocked, one RETURN ledger row per
 -- item, coupons released, one transition per order, ORDER_CANCELLED + NOTIFY_SMS outbox events.
 -- Only the per-run bookkeeping (sweep_runs rows) is left out. psql -f sweep-setbased.sql

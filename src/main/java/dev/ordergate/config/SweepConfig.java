@@ -15,6 +15,7 @@ public record SweepConfig(
     long periodMs,
     int batchSize,
     int maxBatchesPerRun,
+    int batchesInFlight,
     long graceSeconds,
     boolean precise,
     long minDelayMs,
@@ -34,6 +35,7 @@ public record SweepConfig(
         r.integer("sweep.periodMs", 60_000, 100, 86_400_000),
         r.intValue("sweep.batchSize", 500, 1, 100_000),
         r.intValue("sweep.maxBatchesPerRun", 50, 1, 100_000),
+        r.intValue("sweep.batchesInFlight", 2, 1, 16),
         r.integer("sweep.graceSeconds", 0, 0, 86_400),
         r.bool("sweep.precise", true),
         r.integer("sweep.minDelayMs", 200, 10, 600_000),
@@ -48,6 +50,7 @@ public record SweepConfig(
     diff(out, "periodMs", periodMs, next.periodMs);
     diff(out, "batchSize", batchSize, next.batchSize);
     diff(out, "maxBatchesPerRun", maxBatchesPerRun, next.maxBatchesPerRun);
+    diff(out, "batchesInFlight", batchesInFlight, next.batchesInFlight);
     diff(out, "graceSeconds", graceSeconds, next.graceSeconds);
     diff(out, "precise", precise, next.precise);
     diff(out, "minDelayMs", minDelayMs, next.minDelayMs);
@@ -63,7 +66,7 @@ public record SweepConfig(
   }
 
   public SweepConfig withConfigScanMs(long scanMs) {
-    return new SweepConfig(enabled, periodMs, batchSize, maxBatchesPerRun, graceSeconds, precise, minDelayMs,
-        runLogRetentionDays, scanMs);
+    return new SweepConfig(enabled, periodMs, batchSize, maxBatchesPerRun, batchesInFlight, graceSeconds, precise,
+        minDelayMs, runLogRetentionDays, scanMs);
   }
 }

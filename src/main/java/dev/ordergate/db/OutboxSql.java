@@ -27,7 +27,8 @@ public final class OutboxSql {
 
   /**
    * ORDER_CANCELLED then NOTIFY_SMS for each cancelled order ({@code $1}), in that order;
-   * {@code $2} is the transition source, {@code $3} the SMS template key.
+   * {@code $2} is the transition source, {@code $3} the SMS template key. The main statement of
+   * {@link Sql#CANCELLATION_EFFECTS}, after the CTEs of the other side effects.
    */
   public static final String INSERT_CANCELLED_EVENTS = """
       INSERT INTO outbox_events (type, order_no, payload, status)

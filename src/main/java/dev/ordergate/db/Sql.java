@@ -99,30 +99,42 @@ public final class Sql {
       SELECT order_no, status, greatest(0, ceil(extract(epoch FROM expires_at - now()) * 1000))::bigint AS due_in_ms
       FROM orders WHERE order_no = ANY($1::text[])""";
 
-  /** Side effects of cancellation, set-based over exactly the orders the gate returned. */
+  /**
+   * A won cancellation's side effects but the stock, in one statement, set-based over exactly the orders
+   * {@code $1} (text[]) the gate returned: a RETURN ledger row per item, the coupon released, one transition
+   * per order ({@code $4}, {@code $5}: per-order actor and reference) and ORDER_CANCELLED then NOTIFY_SMS in
+   * the outbox ({@code $2} the source, {@code $3} the SMS template). The CTEs touch different tables and none
+   * reads another's rows, so their order inside the statement does not matter. The stock follows in
+   * {@link #LOCK_STOCK_OF_ORDERS} and {@link #RESTOCK_ORDERS}, last before the commit.
+   */
+  public static final String CANCELLATION_EFFECTS = """
+      WITH ledger AS (
+          INSERT INTO inventory_ledger (sku, delta, kind, order_no, actor)
+          SELECT sku, qty, 'RETURN', order_no, $2 FROM order_items WHERE order_no = ANY($1::text[])),
+      released AS (
+          UPDATE coupons SET status = 'AVAILABLE', order_no = NULL, updated_at = now()
+          WHERE order_no = ANY($1::text[]) AND status = 'LOCKED'),
+      logged AS (
+          INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
+          SELECT x.order_no, 'PENDING_PAYMENT', 'CANCELLED', $2, x.actor, x.reference
+          FROM unnest($1::text[], $4::text[], $5::text[]) AS x(order_no, actor, reference))
+      """ + OutboxSql.INSERT_CANCELLED_EVENTS;
+
+  /**
+   * The stock rows of the orders {@code $1} (text[]), locked in SKU order, the one global order that keeps
+   * concurrent writers of stock free of deadlocks: a statement of its own, because an UPDATE (or an UPDATE in
+   * a CTE) locks its rows in whatever order its plan reads them.
+   */
   public static final String LOCK_STOCK_OF_ORDERS = """
       SELECT i.sku FROM inventory i
       WHERE i.sku IN (SELECT sku FROM order_items WHERE order_no = ANY($1::text[]))
       ORDER BY i.sku FOR UPDATE OF i""";
 
+  /** Every item of the orders {@code $1} (text[]) back in stock, after {@link #LOCK_STOCK_OF_ORDERS}. */
   public static final String RESTOCK_ORDERS = """
       UPDATE inventory i SET available = i.available + t.qty, updated_at = now()
       FROM (SELECT sku, sum(qty)::int AS qty FROM order_items WHERE order_no = ANY($1::text[]) GROUP BY sku) t
       WHERE i.sku = t.sku""";
-
-  public static final String LEDGER_RETURN = """
-      INSERT INTO inventory_ledger (sku, delta, kind, order_no, actor)
-      SELECT sku, qty, 'RETURN', order_no, $2 FROM order_items WHERE order_no = ANY($1::text[])""";
-
-  public static final String RELEASE_COUPONS = """
-      UPDATE coupons SET status = 'AVAILABLE', order_no = NULL, updated_at = now()
-      WHERE order_no = ANY($1::text[]) AND status = 'LOCKED'""";
-
-  /** One transition per order; {@code $3} and {@code $4} are per-order arrays (actor, reference). */
-  public static final String TRANSITIONS_OUT_OF_PENDING = """
-      INSERT INTO order_transitions (order_no, from_status, to_status, source, actor, reference)
-      SELECT x.order_no, 'PENDING_PAYMENT', $2, $5, x.actor, x.reference
-      FROM unnest($1::text[], $3::text[], $4::text[]) AS x(order_no, actor, reference)""";
 
   // ---- the gate: payment --------------------------------------------------------------------
 
@@ -174,7 +186,8 @@ public final class Sql {
   public static boolean keptPrepared(String sql) {
     return sql.length() < SqlConnectOptions.DEFAULT_PREPARED_STATEMENT_CACHE_SQL_LIMIT
         || sql.equals(CLAIM_AND_PAY) || sql.equals(CLAIM_AND_PAY_BY_QUERY)
-        || sql.equals(CLAIM_AND_PAY_ALL) || sql.equals(CLAIM_AND_PAY_ALL_BY_QUERY);
+        || sql.equals(CLAIM_AND_PAY_ALL) || sql.equals(CLAIM_AND_PAY_ALL_BY_QUERY)
+        || sql.equals(CANCELLATION_EFFECTS) || sql.equals(SweepSql.CLAIM_AND_CANCEL);
   }
 
   private static String claimAndPay(String source) {

@@ -23,11 +23,23 @@ public final class SweepSql {
       LIMIT $2
       FOR UPDATE SKIP LOCKED""";
 
-  /** The gate for the claimed orders: one conditional set-based UPDATE; side effects follow for the rows it returns. */
-  public static final String CANCEL_CLAIMED = """
-      UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = 'TIMEOUT_SWEEP'
-      WHERE order_no = ANY($1::text[]) AND status = 'PENDING_PAYMENT'
-      RETURNING order_no, extract(epoch FROM cancelled_at - expires_at)::float8 AS lateness_seconds""";
+  /**
+   * A batch's claim and its gate in one statement: {@link #CLAIM_DUE} ({@code $1} grace seconds,
+   * {@code $2} batch size), then one conditional set-based UPDATE of the claimed rows. Answers a row per
+   * cancelled order (its lateness), each with the number claimed; one row with a null order number
+   * when none of the claimed orders was cancelled, or none was due.
+   */
+  public static final String CLAIM_AND_CANCEL = """
+      WITH due AS (
+      """ + CLAIM_DUE + """
+      ),
+      won AS (
+          UPDATE orders o SET status = 'CANCELLED', cancelled_at = now(), closed_by = 'TIMEOUT_SWEEP'
+          FROM due
+          WHERE o.order_no = due.order_no AND o.status = 'PENDING_PAYMENT'
+          RETURNING o.order_no, extract(epoch FROM o.cancelled_at - o.expires_at)::float8 AS lateness_seconds)
+      SELECT c.claimed, won.order_no, won.lateness_seconds
+      FROM (SELECT count(*) AS claimed FROM due) c LEFT JOIN won ON true""";
 
   /**
    * After a run: how many pending orders are overdue (past expiry + grace, {@code $1} seconds), and

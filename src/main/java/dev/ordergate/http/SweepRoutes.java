@@ -58,7 +58,8 @@ public final class SweepRoutes {
     SweepConfig c = sweeper.config();
     return new JsonObject().put("instanceId", sweeper.instanceId())
         .put("enabled", c.enabled()).put("periodMs", c.periodMs()).put("batchSize", c.batchSize())
-        .put("maxBatchesPerRun", c.maxBatchesPerRun()).put("graceSeconds", c.graceSeconds())
+        .put("maxBatchesPerRun", c.maxBatchesPerRun()).put("batchesInFlight", c.batchesInFlight())
+        .put("graceSeconds", c.graceSeconds())
         .put("precise", c.precise()).put("minDelayMs", c.minDelayMs())
         .put("runLogRetentionDays", c.runLogRetentionDays()).put("configScanMs", c.configScanMs());
   }

@@ -2,7 +2,6 @@ package dev.ordergate.outbox;
 
 import dev.ordergate.db.OutboxSql;
 import dev.ordergate.db.Params;
-import dev.ordergate.domain.TransitionSource;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.SqlConnection;
 
@@ -21,17 +20,6 @@ public final class OutboxWriter {
     this.signal = signal;
   }
 
-  /** ORDER_CANCELLED and NOTIFY_SMS ({@value #SMS_ORDER_CANCELLED}) per order. */
-  public Future<Void> cancelled(SqlConnection conn, String[] orderNos, TransitionSource source) {
-    if (orderNos.length == 0) {
-      return Future.succeededFuture();
-    }
-    return conn.preparedQuery(OutboxSql.INSERT_CANCELLED_EVENTS)
-        .execute(Params.of(orderNos, source.name(), SMS_ORDER_CANCELLED))
-        .onSuccess(v -> signal.afterCommit(conn))
-        .mapEmpty();
-  }
-
   /** ORDER_TIMEOUT for a new order (the broker tier), in its creation transaction. */
   public Future<Void> timeoutScheduled(SqlConnection conn, String orderNo) {
     return conn.preparedQuery(OutboxSql.INSERT_TIMEOUT_EVENTS).execute(Params.array(new String[] {orderNo}))
@@ -41,7 +29,8 @@ public final class OutboxWriter {
 
   /**
    * A statement of the caller's transaction wrote events (the payment gate writes ORDER_PAID and
-   * NOTIFY_SMS in its own statement, {@code Sql.PAY_ORDERS}): nudge the relay once it commits.
+   * NOTIFY_SMS in its own statement, {@code Sql.PAY_ORDERS}, a cancellation ORDER_CANCELLED and NOTIFY_SMS in
+   * {@code Sql.CANCELLATION_EFFECTS}): nudge the relay once it commits.
    */
   public void written(SqlConnection conn) {
     signal.afterCommit(conn);

@@ -9,6 +9,7 @@ import dev.ordergate.gate.CancellationEffects;
 import dev.ordergate.lifecycle.OnContext;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -22,6 +23,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
@@ -32,10 +34,13 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>One run at a time per instance: runs are chained, and the timer is re-armed only after a
  *       run has finished (never {@code setPeriodic}). A manual run waits for the one in flight.</li>
- *   <li>Each batch is one transaction: the claim ({@code FOR UPDATE SKIP LOCKED}, oldest expiry
- *       first), one conditional set-based UPDATE, then {@link CancellationEffects} for exactly the
- *       rows the UPDATE returned. Several instances on one database share the work: a row another
- *       transaction holds is skipped, not waited for.</li>
+ *   <li>Each batch is one transaction: one statement claims ({@code FOR UPDATE SKIP LOCKED}, oldest
+ *       expiry first) and cancels the claimed rows with one conditional set-based UPDATE, then
+ *       {@link CancellationEffects} runs for exactly the rows the UPDATE returned; three round trips
+ *       in all, with {@code BEGIN} and {@code COMMIT}. Once a batch has come back full, a run keeps
+ *       up to {@code batchesInFlight} batches going at once, each on its own connection. Several
+ *       instances on one database share the work the same way: a row another transaction holds is
+ *       skipped, not waited for.</li>
  *   <li>Precise mode: after a run, the next timer fires at the earliest pending expiry + grace when
  *       that is sooner than the period (never sooner than {@code minDelayMs}); an order created
  *       with an earlier expiry than the armed timer re-arms it.</li>
@@ -284,7 +289,7 @@ public final class Sweeper {
         .map(rows -> SweepRun.of(rows.iterator().next()).id())
         .compose(runId -> {
           Tally tally = new Tally();
-          return batches(runId, cfg, 1, tally)
+          return batches(runId, cfg, tally)
               .transform(ar -> finish(runId, tally, ar.failed() ? ar.cause() : null));
         })
         .andThen(ar -> {
@@ -296,45 +301,79 @@ public final class Sweeper {
         .compose(run -> prune(cfg).map(run));
   }
 
-  private Future<Void> batches(long runId, SweepConfig cfg, int batchNo, Tally tally) {
-    return Tx.run(pool, conn -> batch(conn, runId, batchNo, cfg))
-        .recover(err -> Future.failedFuture(new BatchFailure(batchNo, err)))
-        .compose(b -> {
+  /**
+   * The batches of one run, each in its own transaction (on its own connection): the first alone, and once a
+   * batch has come back full, up to {@code batchesInFlight} at once, each taking the next batch number, until a
+   * batch comes back short, one fails, the run has had {@code maxBatchesPerRun} or the sweeper stops. Batches in
+   * flight together claim different orders (the claim skips locked rows). After a failure no batch starts;
+   * those in flight finish, and the run fails with the first failure. A run over a few due orders is one batch.
+   */
+  private Future<Void> batches(long runId, SweepConfig cfg, Tally tally) {
+    Lanes lanes = new Lanes(runId, cfg, tally);
+    fill(lanes);
+    return lanes.done.future();
+  }
+
+  /** Starts batches while the run may go on and lanes are free; ends the run when none is left in flight. */
+  private void fill(Lanes lanes) {
+    SweepConfig cfg = lanes.cfg;
+    int lanesOpen = lanes.started == 0 ? 1 : cfg.batchesInFlight();
+    while (lanes.inFlight < lanesOpen && !lanes.exhausted && lanes.failure == null && !stopped
+        && lanes.started < cfg.maxBatchesPerRun()) {
+      int batchNo = ++lanes.started;
+      lanes.inFlight++;
+      Tx.run(pool, conn -> batch(conn, lanes.runId, batchNo, cfg)).onComplete(ar -> {
+        lanes.inFlight--;
+        if (ar.failed()) {
+          if (lanes.failure == null) {
+            lanes.failure = new BatchFailure(batchNo, ar.cause());
+          }
+        } else {
+          Batch b = ar.result();
           if (b.claimed() > 0) {
-            tally.add(b);
+            lanes.tally.add(b);
             metrics.cancelled(b.lateness());
           }
-          boolean more = b.claimed() == cfg.batchSize() && batchNo < cfg.maxBatchesPerRun() && !stopped;
-          return more ? batches(runId, cfg, batchNo + 1, tally) : Future.<Void>succeededFuture();
-        });
+          if (b.claimed() < cfg.batchSize()) {
+            lanes.exhausted = true;
+          }
+        }
+        fill(lanes);
+      });
+    }
+    if (lanes.inFlight == 0) {
+      if (lanes.failure == null) {
+        lanes.done.tryComplete();
+      } else {
+        lanes.done.tryFail(lanes.failure);
+      }
+    }
   }
 
   private Future<Batch> batch(SqlConnection conn, long runId, int batchNo, SweepConfig cfg) {
-    return conn.preparedQuery(SweepSql.CLAIM_DUE).execute(Params.of(cfg.graceSeconds(), cfg.batchSize()))
-        .compose(claimed -> {
-          if (claimed.size() == 0) {
+    return conn.preparedQuery(SweepSql.CLAIM_AND_CANCEL).execute(Params.of(cfg.graceSeconds(), cfg.batchSize()))
+        .compose(rows -> {
+          int claimed = 0;
+          List<String> winners = new ArrayList<>(rows.size());
+          double[] lateness = new double[rows.size()];
+          for (Row r : rows) {
+            claimed = r.getLong("claimed").intValue();
+            String orderNo = r.getString("order_no");
+            if (orderNo != null) {
+              lateness[winners.size()] = r.getDouble("lateness_seconds");
+              winners.add(orderNo);
+            }
+          }
+          if (claimed == 0) {
             return Future.succeededFuture(Batch.EMPTY);
           }
-          String[] orderNos = new String[claimed.size()];
-          int i = 0;
-          for (Row r : claimed) {
-            orderNos[i++] = r.getString("order_no");
-          }
-          return conn.preparedQuery(SweepSql.CANCEL_CLAIMED).execute(Params.array(orderNos)).compose(won -> {
-            List<String> winners = new ArrayList<>(won.size());
-            double[] lateness = new double[won.size()];
-            int k = 0;
-            for (Row r : won) {
-              winners.add(r.getString("order_no"));
-              lateness[k++] = r.getDouble("lateness_seconds");
-            }
-            String reference = "sweep-run:" + runId;
-            return effects.apply(conn, new CancellationEffects.Cancelled(winners,
-                    Collections.nCopies(winners.size(), instanceId), Collections.nCopies(winners.size(), reference)),
-                    TransitionSource.TIMEOUT_SWEEP)
-                .compose(v -> hook.beforeCommit(runId, batchNo, winners))
-                .map(v -> new Batch(claimed.size(), winners.size(), lateness));
-          });
+          Batch done = new Batch(claimed, winners.size(), Arrays.copyOf(lateness, winners.size()));
+          String reference = "sweep-run:" + runId;
+          return effects.apply(conn, new CancellationEffects.Cancelled(winners,
+                  Collections.nCopies(winners.size(), instanceId), Collections.nCopies(winners.size(), reference)),
+                  TransitionSource.TIMEOUT_SWEEP)
+              .compose(v -> hook.beforeCommit(runId, batchNo, winners))
+              .map(done);
         });
   }
 
@@ -419,6 +458,28 @@ public final class Sweeper {
 
   private record Batch(int claimed, int cancelled, double[] lateness) {
     static final Batch EMPTY = new Batch(0, 0, new double[0]);
+  }
+
+  /** One run's batches: what they share, touched on the sweeper's context only. */
+  private static final class Lanes {
+    final long runId;
+    final SweepConfig cfg;
+    final Tally tally;
+    /** Completes (failed with the first failure, if any) when the run's last batch has ended. */
+    final Promise<Void> done = Promise.promise();
+    /** Batch numbers handed out so far. */
+    int started;
+    int inFlight;
+    /** A batch came back short: the due orders are taken (or held by others). */
+    boolean exhausted;
+    /** The first batch that failed. */
+    BatchFailure failure;
+
+    Lanes(long runId, SweepConfig cfg, Tally tally) {
+      this.runId = runId;
+      this.cfg = cfg;
+      this.tally = tally;
+    }
   }
 
   /** Counts of the committed batches of one run. */

@@ -73,9 +73,13 @@ public final class SweepFixtures {
   }
 
   public static SweepConfig config(int batchSize, int maxBatches, long graceSeconds) {
+    return config(batchSize, maxBatches, graceSeconds, SweepConfig.DEFAULTS.batchesInFlight());
+  }
+
+  public static SweepConfig config(int batchSize, int maxBatches, long graceSeconds, int batchesInFlight) {
     return SweepConfig.from(new JsonObject().put("sweep", new JsonObject()
         .put("enabled", false).put("batchSize", batchSize).put("maxBatchesPerRun", maxBatches)
-        .put("graceSeconds", graceSeconds)));
+        .put("batchesInFlight", batchesInFlight).put("graceSeconds", graceSeconds)));
   }
 
   /** A sweeper of its own (its own instance id and meters), as another instance would have. */

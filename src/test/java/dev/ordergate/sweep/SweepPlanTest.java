@@ -34,7 +34,7 @@ class SweepPlanTest {
   void theStatusStaysALiteralInTheSweepSql() {
     assertTrue(SweepSql.CLAIM_DUE.contains("status = 'PENDING_PAYMENT'"));
     assertTrue(SweepSql.CLAIM_DUE.contains("FOR UPDATE SKIP LOCKED"));
-    assertTrue(SweepSql.CANCEL_CLAIMED.contains("status = 'PENDING_PAYMENT'"));
+    assertTrue(SweepSql.CLAIM_AND_CANCEL.contains("o.status = 'PENDING_PAYMENT'"));
     assertTrue(SweepSql.PLAN.contains("status = 'PENDING_PAYMENT'"));
   }
 
@@ -47,13 +47,22 @@ class SweepPlanTest {
   }
 
   @Test
+  void theBatchStatementClaimsThroughThePartialIndex() {
+    String plan = explain(SweepSql.CLAIM_AND_CANCEL, 0L, 500);
+    assertTrue(plan.contains("\"Index Name\":\"orders_pending_expiry\""), plan);
+    assertFalse(plan.contains("Seq Scan"), plan);
+  }
+
+  @Test
   void claimUsesThePartialIndexUnderAGenericPlan() {
-    String plan = app.pool.withConnection(conn -> conn.query("SET plan_cache_mode = force_generic_plan").execute()
-        .compose(v -> conn.query("PREPARE sweep_claim(float8, bigint) AS " + SweepSql.CLAIM_DUE).execute())
-        .compose(v -> conn.query("EXPLAIN (FORMAT JSON) EXECUTE sweep_claim(0, 500)").execute())
-        .map(rows -> rows.iterator().next().getValue(0).toString())
-        .eventually(() -> conn.query("DEALLOCATE ALL").execute().compose(v -> conn.query("RESET plan_cache_mode").execute())))
-        .await();
+    String plan = genericPlan(SweepSql.CLAIM_DUE);
+    assertTrue(plan.contains("\"Index Name\":\"orders_pending_expiry\""), plan);
+    assertFalse(plan.contains("Seq Scan"), plan);
+  }
+
+  @Test
+  void theBatchStatementClaimsThroughThePartialIndexUnderAGenericPlan() {
+    String plan = genericPlan(SweepSql.CLAIM_AND_CANCEL);
     assertTrue(plan.contains("\"Index Name\":\"orders_pending_expiry\""), plan);
     assertFalse(plan.contains("Seq Scan"), plan);
   }
@@ -63,6 +72,16 @@ class SweepPlanTest {
     String plan = explain(SweepSql.PLAN, 0L);
     assertTrue(plan.contains("orders_pending_expiry"), plan);
     assertFalse(plan.contains("Seq Scan"), plan);
+  }
+
+  /** The plan of {@code sql} prepared with a grace of 0 and a batch of 500, under a generic plan. */
+  private static String genericPlan(String sql) {
+    return app.pool.withConnection(conn -> conn.query("SET plan_cache_mode = force_generic_plan").execute()
+        .compose(v -> conn.query("PREPARE sweep_claim(float8, bigint) AS " + sql).execute())
+        .compose(v -> conn.query("EXPLAIN (FORMAT JSON) EXECUTE sweep_claim(0, 500)").execute())
+        .map(rows -> rows.iterator().next().getValue(0).toString())
+        .eventually(() -> conn.query("DEALLOCATE ALL").execute().compose(v -> conn.query("RESET plan_cache_mode").execute())))
+        .await();
   }
 
   private static String explain(String sql, Object... params) {

@@ -6,6 +6,8 @@ import io.vertx.core.Future;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Transaction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -156,7 +158,8 @@ class SweepTest {
   void aFailedBatchIsRecordedInTheRunLogAndTheNextRunFinishesTheJob() {
     SweepFixtures.pendingOrders(app.pool, "F", 35, -60, true);
     AtomicBoolean failSecondBatch = new AtomicBoolean(true);
-    Sweeper sweeper = SweepFixtures.sweeper(app.vertx, app.pool, SweepFixtures.config(10, 50, 0), "flaky-1",
+    // One batch at a time: with two in flight, batch 3 may start before batch 2 fails.
+    Sweeper sweeper = SweepFixtures.sweeper(app.vertx, app.pool, SweepFixtures.config(10, 50, 0, 1), "flaky-1",
         (runId, batchNo, cancelled) -> failSecondBatch.get() && batchNo == 2
             ? Future.failedFuture(new IllegalStateException("injected failure"))
             : Future.succeededFuture());
@@ -187,6 +190,82 @@ class SweepTest {
     assertEquals(70, app.count("SELECT count(*) FROM inventory_ledger WHERE kind = 'RETURN'"));
     assertEquals(35, app.stock(SweepFixtures.SKU_A));
     assertEquals(70, app.stock(SweepFixtures.SKU_B));
+    assertEquals(0, app.count("SELECT count(*) FROM coupons WHERE status = 'LOCKED'"));
+  }
+
+  /**
+   * Two batches in flight at once: batch 1 runs alone and comes back full, then batch 2 waits in its hook,
+   * before its commit and holding its stock rows, until another batch is seen waiting for those rows (its
+   * claim, cancel and outbox rows written); a run that kept one batch at a time would never get there. Every
+   * order is cancelled once.
+   */
+  @Test
+  void twoBatchesInFlightRunAtOnceAndCancelEachOrderOnce() {
+    SweepFixtures.pendingOrders(app.pool, "P", 400, -60, true);
+    AtomicBoolean overlapped = new AtomicBoolean();
+    Sweeper sweeper = SweepFixtures.sweeper(app.vertx, app.pool, SweepFixtures.config(50, 100, 0, 2), "lanes-1",
+        (runId, batchNo, cancelled) -> batchNo != 2 ? Future.succeededFuture()
+            : restockWaiting(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)).map(seen -> {
+              overlapped.set(seen);
+              return null;
+            }));
+
+    SweepRun run = sweeper.runNow().await();
+    assertNull(run.error());
+    assertTrue(overlapped.get(), "another batch was in flight while batch 2 had not committed");
+    assertEquals(400, run.cancelled());
+    assertEquals(400, run.claimed());
+    assertEquals(8, run.batches());
+    assertEquals(400, app.count("SELECT count(*) FROM orders WHERE status = 'CANCELLED'"));
+    assertEquals(400, app.count("SELECT count(*) FROM order_transitions WHERE source = 'TIMEOUT_SWEEP'"));
+    assertEquals(400, app.count("SELECT count(DISTINCT order_no) FROM order_transitions WHERE source = 'TIMEOUT_SWEEP'"));
+    assertEquals(800, app.count("SELECT count(*) FROM inventory_ledger WHERE kind = 'RETURN'"));
+    assertEquals(800, app.count("SELECT count(*) FROM outbox_events WHERE type IN ('ORDER_CANCELLED', 'NOTIFY_SMS')"));
+    assertEquals(400, app.stock(SweepFixtures.SKU_A));
+    assertEquals(800, app.stock(SweepFixtures.SKU_B));
+  }
+
+  /** Polls until another backend waits for a stock row's lock (true), or the deadline passes (false). */
+  private static Future<Boolean> restockWaiting(long deadline) {
+    return app.pool.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            + "AND wait_event_type = 'Lock' AND query LIKE '%FROM inventory i%'").execute()
+        .compose(rows -> rows.iterator().next().getLong(0) > 0 ? Future.succeededFuture(true)
+            : System.nanoTime() > deadline ? Future.succeededFuture(false)
+            : app.vertx.timer(20, TimeUnit.MILLISECONDS).compose(v -> restockWaiting(deadline)));
+  }
+
+  /**
+   * The effects are statements sent together: when one of them (here the stock lock) fails, the whole batch is
+   * undone and its error, not the aborted transaction's, is the one the run log shows.
+   */
+  @Test
+  void aStockRowLockedPastTheLockTimeoutUndoesTheWholeBatchAndNamesTheLock() {
+    SweepFixtures.pendingOrders(app.pool, "L", 6, -60, true);
+    SqlConnection holder = app.pool.getConnection().await();
+    JsonObject run;
+    try {
+      Transaction tx = holder.begin().await();
+      holder.query("SELECT sku FROM inventory WHERE sku = '" + SweepFixtures.SKU_B + "' FOR UPDATE").execute().await();
+      run = runSweep();
+      tx.rollback().await();
+    } finally {
+      holder.close().await();
+    }
+    assertEquals(0, run.getInteger("cancelled"));
+    assertTrue(run.getString("error").contains("lock timeout"), run.getString("error"));
+    assertEquals(6, app.count("SELECT count(*) FROM orders WHERE status = 'PENDING_PAYMENT'"));
+    assertEquals(0, app.count("SELECT count(*) FROM inventory_ledger WHERE kind = 'RETURN'"));
+    assertEquals(0, app.count("SELECT count(*) FROM order_transitions WHERE source = 'TIMEOUT_SWEEP'"));
+    assertEquals(0, app.count("SELECT count(*) FROM outbox_events WHERE type IN ('ORDER_CANCELLED', 'NOTIFY_SMS')"));
+    assertEquals(3, app.count("SELECT count(*) FROM coupons WHERE status = 'LOCKED'"));
+
+    JsonObject again = runSweep();
+    assertNull(again.getString("error"));
+    assertEquals(6, again.getInteger("cancelled"));
+    assertEquals(12, app.count("SELECT count(*) FROM inventory_ledger WHERE kind = 'RETURN'"));
+    assertEquals(6, app.stock(SweepFixtures.SKU_A));
+    assertEquals(12, app.stock(SweepFixtures.SKU_B));
+    assertEquals(12, app.count("SELECT count(*) FROM outbox_events WHERE type IN ('ORDER_CANCELLED', 'NOTIFY_SMS')"));
     assertEquals(0, app.count("SELECT count(*) FROM coupons WHERE status = 'LOCKED'"));
   }
 
