@@ -186,8 +186,7 @@ public final class Sql {
   public static boolean keptPrepared(String sql) {
     return sql.length() < SqlConnectOptions.DEFAULT_PREPARED_STATEMENT_CACHE_SQL_LIMIT
         || sql.equals(CLAIM_AND_PAY) || sql.equals(CLAIM_AND_PAY_BY_QUERY)
-        || sql.equals(CLAIM_AND_PAY_ALL) || sql.equals(CLAIM_AND_PAY_ALL_BY_QUERY)
-        || sql.equals(CANCELLATION_EFFECTS) || sql.equals(SweepSql.CLAIM_AND_CANCEL);
+        || sql.equals(CLAIM_AND_PAY_ALL) || sql.equals(CLAIM_AND_PAY_ALL_BY_QUERY);
   }
 
   private static String claimAndPay(String source) {
