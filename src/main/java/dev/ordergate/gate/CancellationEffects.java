@@ -5,6 +5,7 @@ import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.outbox.OutboxWriter;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
 import dev.ordergate.db.Params;
 
 import java.util.List;
@@ -45,8 +46,9 @@ public final class CancellationEffects {
     Future<?> written = conn.preparedQuery(Sql.CANCELLATION_EFFECTS).execute(Params.of(orderNos, source.name(),
         OutboxWriter.SMS_ORDER_CANCELLED, won.actors().toArray(String[]::new),
         won.references().toArray(String[]::new)));
-    Future<?> locked = conn.preparedQuery(Sql.LOCK_STOCK_OF_ORDERS).execute(Params.array(orderNos));
-    Future<?> restocked = conn.preparedQuery(Sql.RESTOCK_ORDERS).execute(Params.array(orderNos));
+    Tuple byOrders = Params.array(orderNos);
+    Future<?> locked = conn.preparedQuery(Sql.LOCK_STOCK_OF_ORDERS).execute(byOrders);
+    Future<?> restocked = conn.preparedQuery(Sql.RESTOCK_ORDERS).execute(byOrders);
     return written.compose(v -> locked).compose(v -> restocked).onSuccess(v -> outbox.written(conn)).mapEmpty();
   }
 }
