@@ -553,6 +553,8 @@ class Bench:
                     for i, r in enumerate(res["halfRuns"]):
                         r["runName"] = f"open loop {i + 1} at {rate2:,.0f}/s (half of 1{'b' if sink == 'log' else 'c'})"
                     res["half"] = median_run(res["halfRuns"])
+                # Row 6 with the relay on: the service's peak over every run above (VmHWM).
+                res["rss"] = svc.memory()
                 self.stop_service(svc)
                 self.drop_db(db)
                 out[sink] = res
@@ -746,48 +748,64 @@ class Bench:
     # ---- 3: sweep vs set-based SQL --------------------------------------------------------------
 
     def item_sweep(self):
+        """Row 3, in the configuration users run: the service with the relay on (log sink, as shipped)
+        delivering the cancellations' events while it sweeps, against the set-based SQL script, which
+        only writes them; the same service with the relay off beside it, each round on fresh copies."""
         z = self.size
         n = z["sweep_orders"]
         src = self.create_db("sweep_src", template=self.tpl)
         log(f"sweep fixture: {n} overdue orders")
         self.psql(src, file=os.path.join(ROOT, "bench", "sql", "sweep-fixture.sql"), variables={"n": n})
         self.psql(src, "VACUUM ANALYZE")
-        svc_times, sql_times, runs = [], [], []
+        times = {"relay": [], "off": []}
+        sql_times, drains, runs = [], [], []
         for r in range(z["sweep_repeats"]):
-            a = self.create_db(f"sweep_svc{r}", template=src)
             b = self.create_db(f"sweep_sql{r}", template=src)
-            # the SQL script first on its copy, then the service on its own
             t = time.perf_counter()
             self.psql(b, file=os.path.join(ROOT, "bench", "sql", "sweep-setbased.sql"))
             sql_times.append(time.perf_counter() - t)
             sql_work = self.psql(b, file=os.path.join(ROOT, "bench", "sql", "work-summary.sql"))
-            svc = self.start_service(a, f"sweep{r}")
-            cancelled, nruns, batches = 0, 0, 0
-            t = time.perf_counter()
-            while cancelled < n:
-                code, body = http("POST", svc.base + "/admin/sweeps/run", token=ADMIN_TOKEN, timeout=600)
-                row = json.loads(body)
-                if code != 200 or row.get("error"):
-                    raise RuntimeError(f"sweep run failed: {code} {body}")
-                nruns += 1
-                batches += row["batches"]
-                cancelled += row["cancelled"]
-                if row["cancelled"] == 0:
-                    break
-            svc_times.append(time.perf_counter() - t)
-            self.stop_service(svc)
-            svc_work = self.psql(a, file=os.path.join(ROOT, "bench", "sql", "work-summary.sql"))
-            same = strip_counts(svc_work) == strip_counts(sql_work) and cancelled == n
-            runs.append({"runs": nruns, "batches": batches, "cancelled": cancelled, "same": same,
-                         "svcWork": svc_work, "sqlWork": sql_work})
-            log(f"sweep round {r + 1}: service {svc_times[-1]:.2f} s ({nruns} runs, {batches} batches), "
-                f"SQL script {sql_times[-1]:.2f} s; same work: {same}")
-            if not same:
-                log(f"  service: {svc_work}\n  script:  {sql_work}")
-            self.drop_db(a)
             self.drop_db(b)
+            for mode in ("relay", "off"):
+                a = self.create_db(f"sweep_{mode}{r}", template=src)
+                svc = self.start_service(a, f"sweep-{mode}{r}", outbox={"enabled": mode == "relay"})
+                row = self.sweep_runs(svc, n)
+                times[mode].append(row["seconds"])
+                if mode == "relay":
+                    # The events the sweep wrote, delivered: the seconds from the sweep's end until none is pending.
+                    row["drainSeconds"] = self.wait_drained(a, 300)
+                    drains.append(row["drainSeconds"])
+                self.stop_service(svc)
+                svc_work = self.psql(a, file=os.path.join(ROOT, "bench", "sql", "work-summary.sql"))
+                row.update(mode=mode, same=strip_counts(svc_work) == strip_counts(sql_work) and row["cancelled"] == n,
+                           svcWork=svc_work, sqlWork=sql_work)
+                runs.append(row)
+                log(f"sweep round {r + 1}, relay {'on' if mode == 'relay' else 'off'}: service {row['seconds']:.2f} s "
+                    f"({row['runs']} runs, {row['batches']} batches"
+                    + (f", events delivered {row['drainSeconds']:.2f} s after" if mode == "relay" else "")
+                    + f"), SQL script {sql_times[-1]:.2f} s; same work: {row['same']}")
+                if not row["same"]:
+                    log(f"  service: {svc_work}\n  script:  {sql_work}")
+                self.drop_db(a)
         self.drop_db(src)
-        self.results["sweep"] = {"orders": n, "service": svc_times, "sql": sql_times, "rounds": runs}
+        self.results["sweep"] = {"orders": n, "service": times["relay"], "serviceRelayOff": times["off"],
+                                 "sql": sql_times, "drain": drains, "rounds": runs}
+
+    def sweep_runs(self, svc, n):
+        """Manual sweep runs until the n overdue orders are cancelled (or a run cancels none)."""
+        cancelled, nruns, batches = 0, 0, 0
+        t = time.perf_counter()
+        while cancelled < n:
+            code, body = http("POST", svc.base + "/admin/sweeps/run", token=ADMIN_TOKEN, timeout=600)
+            row = json.loads(body)
+            if code != 200 or row.get("error"):
+                raise RuntimeError(f"sweep run failed: {code} {body}")
+            nruns += 1
+            batches += row["batches"]
+            cancelled += row["cancelled"]
+            if row["cancelled"] == 0:
+                break
+        return {"seconds": time.perf_counter() - t, "runs": nruns, "batches": batches, "cancelled": cancelled}
 
     # ---- 4: claim cost -------------------------------------------------------------------------
 
@@ -843,8 +861,9 @@ class Bench:
         z = self.size
         n, spread = z["late_orders"], z["late_spread_seconds"]
         db = self.create_db("late", template=self.tpl)
+        # The relay on (log sink, as shipped): it delivers the cancellations' events beside the sweeps.
         svc = self.start_service(db, "lateness", sweep={"enabled": True, "precise": True, "periodMs": 60000,
-                                                         "minDelayMs": 200})
+                                                         "minDelayMs": 200}, outbox={"enabled": True})
         log(f"lateness: {n} orders expiring over {spread} s, precise mode")
         self.psql(db, "INSERT INTO inventory (sku, available) VALUES ('SW-A', 0), ('SW-B', 0)")
         self.psql(db, f"""INSERT INTO orders (order_no, user_id, status, amount_cents, request_hash, expires_at)
@@ -966,8 +985,13 @@ class Bench:
         sw = R["sweep"]
         s_svc, s_sql = statistics.median(sw["service"]), statistics.median(sw["sql"])
         same = all(r["same"] for r in sw["rounds"])
-        add(f"| 3 | sweep of {sw['orders']:,} overdue orders: sweep runs vs one set-based SQL script (median of "
-            f"{len(sw['service'])}) | {s_svc:.2f} s vs {s_sql:.2f} s: **{s_svc / s_sql:.2f}x**"
+        off = sw.get("serviceRelayOff")
+        off_note = (f"; relay off: {statistics.median(off):.2f} s, {statistics.median(off) / s_sql:.2f}x" if off else "")
+        drain_note = (f"; the relay delivered the sweep's events {statistics.median(sw['drain']):.2f} s after the sweep's end "
+                      f"(median; {max(sw['drain']):.2f} s at most)" if sw.get("drain") else "")
+        add(f"| 3 | sweep of {sw['orders']:,} overdue orders, relay on (log sink, as shipped): sweep runs vs one "
+            f"set-based SQL script (median of {len(sw['service'])}) | {s_svc:.2f} s vs {s_sql:.2f} s: "
+            f"**{s_svc / s_sql:.2f}x**{off_note}{drain_note}"
             f"{'' if same else ' (WORK DIFFERS)'} | <= {TARGETS['sweep_ratio']}x | "
             f"{yes(s_svc / s_sql <= TARGETS['sweep_ratio'] and same)} |")
         cl = R["claim"]
@@ -977,13 +1001,18 @@ class Bench:
             f"execution time (median of {cl[small]['repeats']}) | {cl[large]['execMs']:.3f} vs {cl[small]['execMs']:.3f} ms: "
             f"**{cr:.2f}** | <= {TARGETS['claim_ratio']} | {yes(cr <= TARGETS['claim_ratio'])} |")
         la = R["late"]
-        add(f"| 5 | lateness, {la['orders']:,} orders expiring over {la['spread']} s, precise mode: cancelledAt - "
+        add(f"| 5 | lateness, {la['orders']:,} orders expiring over {la['spread']} s, precise mode, relay on: cancelledAt - "
             f"expiresAt p50 / p99 | {la['p50']:.3f} / **{la['p99']:.3f}** s (max {la['max']:.3f}; "
             f"{la['cancelled']:,} cancelled in {la['runs']} runs) | p99 <= {TARGETS['late_p99_s']} s | "
             f"{yes(la['p99'] <= TARGETS['late_p99_s'] and la['cancelled'] == la['orders'])} |")
         rss = cb["rssClosed"]
-        add(f"| 6 | peak RSS of the service during (1) (VmHWM) | **{rss['hwm_mb']:.0f} MB** (after (2): "
-            f"{cb['rssAll']['hwm_mb']:.0f} MB) | <= {TARGETS['rss_mb']:.0f} MB | {yes(rss['hwm_mb'] <= TARGETS['rss_mb'])} |")
+        rl = R.get("relay") or {}
+        relay_rss = {k: rl[k]["rss"] for k in ("log", "webhook") if k in rl and "rss" in rl[k]}
+        peak = max([rss["hwm_mb"]] + [m["hwm_mb"] for m in relay_rss.values()])
+        relay_note = "".join(f"; relay on, {k} sink, over every run of 1{'b' if k == 'log' else 'c'} / "
+                             f"2{'b' if k == 'log' else 'c'}: {m['hwm_mb']:.0f} MB" for k, m in relay_rss.items())
+        add(f"| 6 | peak RSS of the service during (1) (VmHWM), and with the relay on | **{rss['hwm_mb']:.0f} MB** (after (2): "
+            f"{cb['rssAll']['hwm_mb']:.0f} MB{relay_note}) | <= {TARGETS['rss_mb']:.0f} MB | {yes(peak <= TARGETS['rss_mb'])} |")
         rl = R.get("relay")
         if rl:
             for sink in ("log", "webhook"):
@@ -1096,11 +1125,17 @@ class Bench:
         add(f"Service memory: after (1) VmHWM {rss['hwm_mb']:.0f} MB, VmRSS {rss['rss_mb']:.0f} MB; after (2) VmHWM "
             f"{cb['rssAll']['hwm_mb']:.0f} MB.\n")
         add("### 3. Sweep\n")
-        add("| round | service (s) | runs x batches | SQL script (s) | ratio | same work |")
-        add("|---|---|---|---|---|---|")
-        for i, rr in enumerate(sw["rounds"]):
-            add(f"| {i + 1} | {sw['service'][i]:.2f} | {rr['runs']} x {rr['batches']} | {sw['sql'][i]:.2f} | "
-                f"{sw['service'][i] / sw['sql'][i]:.2f} | {yes(rr['same'])} |")
+        add("| round | relay | service (s) | runs x batches | events delivered, seconds after the sweep's end | "
+            "SQL script (s) | ratio | same work |")
+        add("|---|---|---|---|---|---|---|---|")
+        for k, rr in enumerate(sw["rounds"]):
+            # Two service runs per round (relay on, then off); older results: one, relay off.
+            i = k // 2 if "mode" in rr else k
+            on = rr.get("mode") == "relay"
+            secs = rr.get("seconds", sw["service"][i])
+            drain = f"{rr['drainSeconds']:.2f}" if on else "-"
+            add(f"| {i + 1} | {'on' if on else 'off'} | {secs:.2f} | {rr['runs']} x {rr['batches']} | {drain} | "
+                f"{sw['sql'][i]:.2f} | {secs / sw['sql'][i]:.2f} | {yes(rr['same'])} |")
         add(f"\nWork done (service, round 1): {sw['rounds'][0]['svcWork']}\n")
         add("### 4. Claim\n")
         add("| pending (not due) | due | execution ms, median | p90 | planning ms | rows | uses orders_pending_expiry, no Seq Scan | executions with a Sort |")
@@ -1169,7 +1204,7 @@ class Bench:
             f"- Java: {f['java']}",
             f"- service: `java {' '.join(self.jvm_opts)} -jar target/ordergate.jar` (flags from scripts/run); "
             f"callbacks.maxBatch / maxInFlight / db.poolSize as in conf/config.json; outbox relay off in rows 1, 2 "
-            f"and on (as shipped) in rows 1b-3b; "
+            f"and on (as shipped) in rows 1b-3b, 3 and 5 (row 3 also beside it with it off), 6 (both); "
             f"load generator: `java {' '.join(self.tool_opts)} -jar target/ordergate.jar replay run` (flags from "
             f"scripts/replay) in its own JVM on the same machine"
             + (f" (from {self.replay_jar})" if self.replay_jar != JAR else ""),
