@@ -75,11 +75,6 @@ public final class Sql {
       RETURNING order_no""";
 
   /**
-   * The exit to CANCELLED for a timeout trigger, for the orders {@code $1} (text[], claimed by
-   * {@link #CLAIM_EXPIRED} in the same transaction): like {@link #CANCEL_ONE}, and only once an order
-   * has expired by the database's clock (an early trigger changes nothing).
-   */
-  /**
    * A timeout trigger's claim on the orders {@code $1} (text[]) that are due: rows another
    * transaction holds (a payment in flight) are skipped, not waited for; the trigger tries them again.
    */
@@ -89,10 +84,21 @@ public final class Sql {
       ORDER BY order_no
       FOR UPDATE SKIP LOCKED""";
 
-  public static final String CANCEL_EXPIRED = """
-      UPDATE orders SET status = 'CANCELLED', cancelled_at = now(), closed_by = $2
-      WHERE order_no = ANY($1::text[]) AND status = 'PENDING_PAYMENT' AND expires_at <= now()
-      RETURNING order_no, extract(epoch FROM cancelled_at - expires_at)::float8 AS lateness_seconds""";
+  /**
+   * The exit to CANCELLED for a timeout trigger ({@code $2} its source), in one statement: the claim
+   * {@link #CLAIM_EXPIRED} on the orders {@code $1} (text[]), then one conditional UPDATE of the claimed
+   * rows, like {@link #CANCEL_ONE} and only once an order has expired by the database's clock (an early
+   * trigger changes nothing). Answers the orders cancelled, with their lateness; the sweep's twin is
+   * {@link SweepSql#CLAIM_AND_CANCEL}.
+   */
+  public static final String CLAIM_AND_CANCEL_EXPIRED = """
+      WITH claimed AS (
+      """ + CLAIM_EXPIRED + """
+      )
+      UPDATE orders o SET status = 'CANCELLED', cancelled_at = now(), closed_by = $2
+      FROM claimed
+      WHERE o.order_no = claimed.order_no AND o.status = 'PENDING_PAYMENT' AND o.expires_at <= now()
+      RETURNING o.order_no, extract(epoch FROM o.cancelled_at - o.expires_at)::float8 AS lateness_seconds""";
 
   /** A timeout trigger's losers ({@code $1}, text[]): their status, and how long until expiry (0 when expired). */
   public static final String ORDER_EXPIRIES = """

@@ -100,19 +100,10 @@ public final class CancelGate {
     if (nos.length == 0) {
       return Future.succeededFuture(Map.of());
     }
-    return Tx.run(pool, conn -> conn.preparedQuery(Sql.CLAIM_EXPIRED).execute(Params.array(nos))
-            .compose(claimed -> {
-              String[] mine = new String[claimed.size()];
-              int i = 0;
-              for (Row r : claimed) {
-                mine[i++] = r.getString("order_no");
-              }
-              return mine.length == 0 ? Future.succeededFuture(null)
-                  : conn.preparedQuery(Sql.CANCEL_EXPIRED).execute(Params.of(mine, source.name()));
-            })
+    return Tx.run(pool, conn -> conn.preparedQuery(Sql.CLAIM_AND_CANCEL_EXPIRED).execute(Params.of(nos, source.name()))
             .compose(won -> {
               Map<String, ExpiryCancel> out = new HashMap<>();
-              for (Row r : won == null ? List.<Row>of() : won) {
+              for (Row r : won) {
                 String no = r.getString("order_no");
                 out.put(no, new ExpiryCancel(no, ExpiryCancel.Kind.CANCELLED, r.getDouble("lateness_seconds"), 0));
               }
