@@ -757,8 +757,7 @@ class Bench:
         log(f"sweep fixture: {n} overdue orders")
         self.psql(src, file=os.path.join(ROOT, "bench", "sql", "sweep-fixture.sql"), variables={"n": n})
         self.psql(src, "VACUUM ANALYZE")
-        times = {"relay": [], "off": []}
-        sql_times, drains, runs = [], [], []
+        sql_times, runs = [], []
         for r in range(z["sweep_repeats"]):
             b = self.create_db(f"sweep_sql{r}", template=src)
             t = time.perf_counter()
@@ -769,31 +768,29 @@ class Bench:
             for mode in ("relay", "off"):
                 a = self.create_db(f"sweep_{mode}{r}", template=src)
                 svc = self.start_service(a, f"sweep-{mode}{r}", outbox={"enabled": mode == "relay"})
-                row = self.sweep_runs(svc, n)
-                times[mode].append(row["seconds"])
+                row = dict(self.sweep_runs(svc, n), round=r, mode=mode)
+                delivery = ""
                 if mode == "relay":
                     # The events the sweep wrote, delivered: the seconds from the sweep's end until none is pending.
                     row["drainSeconds"] = self.wait_drained(a, 300)
-                    drains.append(row["drainSeconds"])
                     # A relay that stalled would leave the sweep the whole machine: the row is met only when
                     # it delivered every event.
                     row["undelivered"] = int(self.psql(a, "SELECT count(*) FROM outbox_pending", jit=False))
+                    delivery = (f", events delivered {row['drainSeconds']:.2f} s after"
+                                + (f", {row['undelivered']:,} NOT delivered" if row["undelivered"] else ""))
                 self.stop_service(svc)
                 svc_work = self.psql(a, file=os.path.join(ROOT, "bench", "sql", "work-summary.sql"))
-                row.update(mode=mode, same=strip_counts(svc_work) == strip_counts(sql_work) and row["cancelled"] == n,
+                row.update(same=strip_counts(svc_work) == strip_counts(sql_work) and row["cancelled"] == n,
                            svcWork=svc_work, sqlWork=sql_work)
                 runs.append(row)
                 log(f"sweep round {r + 1}, relay {'on' if mode == 'relay' else 'off'}: service {row['seconds']:.2f} s "
-                    f"({row['runs']} runs, {row['batches']} batches"
-                    + (f", events delivered {row['drainSeconds']:.2f} s after"
-                       + (f", {row['undelivered']:,} NOT delivered" if row["undelivered"] else "") if mode == "relay" else "")
-                    + f"), SQL script {sql_times[-1]:.2f} s; same work: {row['same']}")
+                    f"({row['runs']} runs, {row['batches']} batches{delivery}), SQL script {sql_times[-1]:.2f} s; "
+                    f"same work: {row['same']}")
                 if not row["same"]:
                     log(f"  service: {svc_work}\n  script:  {sql_work}")
                 self.drop_db(a)
         self.drop_db(src)
-        self.results["sweep"] = {"orders": n, "service": times["relay"], "serviceRelayOff": times["off"],
-                                 "sql": sql_times, "drain": drains, "rounds": runs}
+        self.results["sweep"] = {"orders": n, "sql": sql_times, "rounds": runs}
 
     def sweep_runs(self, svc, n):
         """Manual sweep runs until the n overdue orders are cancelled (or a run cancels none)."""
@@ -987,16 +984,17 @@ class Bench:
             f"{p99s_of(cb['openRuns'])}{replay_note}) | "
             f"p99 <= {TARGETS['p99_half_ms']:.0f} ms | {yes(o['p99'] <= TARGETS['p99_half_ms'])} |")
         sw = R["sweep"]
-        s_svc, s_sql = statistics.median(sw["service"]), statistics.median(sw["sql"])
+        sw_on = [r for r in sw["rounds"] if r["mode"] == "relay"]
+        s_sql = statistics.median(sw["sql"])
+        s_svc = statistics.median(r["seconds"] for r in sw_on)
+        s_off = statistics.median(r["seconds"] for r in sw["rounds"] if r["mode"] == "off")
+        drains = [r["drainSeconds"] for r in sw_on]
         same = all(r["same"] for r in sw["rounds"])
-        off = sw.get("serviceRelayOff")
-        off_note = (f"; relay off: {statistics.median(off):.2f} s, {statistics.median(off) / s_sql:.2f}x" if off else "")
-        drain_note = (f"; the relay delivered the sweep's events {statistics.median(sw['drain']):.2f} s after the sweep's end "
-                      f"(median; {max(sw['drain']):.2f} s at most)" if sw.get("drain") else "")
-        undelivered = sum(r.get("undelivered", 0) for r in sw["rounds"])
+        undelivered = sum(r["undelivered"] for r in sw_on)
         add(f"| 3 | sweep of {sw['orders']:,} overdue orders, relay on (log sink, as shipped): sweep runs vs one "
-            f"set-based SQL script (median of {len(sw['service'])}) | {s_svc:.2f} s vs {s_sql:.2f} s: "
-            f"**{s_svc / s_sql:.2f}x**{off_note}{drain_note}"
+            f"set-based SQL script (median of {len(sw_on)}) | {s_svc:.2f} s vs {s_sql:.2f} s: "
+            f"**{s_svc / s_sql:.2f}x**; relay off: {s_off:.2f} s, {s_off / s_sql:.2f}x; the relay delivered the sweep's "
+            f"events {statistics.median(drains):.2f} s after the sweep's end (median; {max(drains):.2f} s at most)"
             f"{'' if same else ' (WORK DIFFERS)'}"
             f"{f' ({undelivered:,} EVENTS NOT DELIVERED within 300 s)' if undelivered else ''} | "
             f"<= {TARGETS['sweep_ratio']}x | {yes(s_svc / s_sql <= TARGETS['sweep_ratio'] and same and not undelivered)} |")
@@ -1012,14 +1010,13 @@ class Bench:
             f"{la['cancelled']:,} cancelled in {la['runs']} runs) | p99 <= {TARGETS['late_p99_s']} s | "
             f"{yes(la['p99'] <= TARGETS['late_p99_s'] and la['cancelled'] == la['orders'])} |")
         rss = cb["rssClosed"]
-        rl = R.get("relay") or {}
-        relay_rss = {k: rl[k]["rss"] for k in ("log", "webhook") if k in rl and "rss" in rl[k]}
+        rl = R.get("relay")
+        relay_rss = {k: rl[k]["rss"] for k in ("log", "webhook") if k in (rl or {})}
         peak = max([rss["hwm_mb"]] + [m["hwm_mb"] for m in relay_rss.values()])
         relay_note = "".join(f"; relay on, {k} sink, over every run of 1{'b' if k == 'log' else 'c'} / "
                              f"2{'b' if k == 'log' else 'c'}: {m['hwm_mb']:.0f} MB" for k, m in relay_rss.items())
         add(f"| 6 | peak RSS of the service during (1) (VmHWM), and with the relay on | **{rss['hwm_mb']:.0f} MB** (after (2): "
             f"{cb['rssAll']['hwm_mb']:.0f} MB{relay_note}) | <= {TARGETS['rss_mb']:.0f} MB | {yes(peak <= TARGETS['rss_mb'])} |")
-        rl = R.get("relay")
         if rl:
             for sink in ("log", "webhook"):
                 c, o = rl[sink]["closed"], rl[sink]["open"]
@@ -1134,15 +1131,12 @@ class Bench:
         add("| round | relay | service (s) | runs x batches | events delivered, seconds after the sweep's end | "
             "SQL script (s) | ratio | same work |")
         add("|---|---|---|---|---|---|---|---|")
-        for k, rr in enumerate(sw["rounds"]):
-            # Two service runs per round (relay on, then off); older results: one, relay off.
-            i = k // 2 if "mode" in rr else k
-            on = rr.get("mode") == "relay"
-            secs = rr.get("seconds", sw["service"][i])
-            drain = (f"{rr['drainSeconds']:.2f}" + (f" ({rr['undelivered']:,} not delivered)" if rr.get("undelivered")
+        for rr in sw["rounds"]:
+            i, on = rr["round"], rr["mode"] == "relay"
+            drain = (f"{rr['drainSeconds']:.2f}" + (f" ({rr['undelivered']:,} not delivered)" if rr["undelivered"]
                                                     else "")) if on else "-"
-            add(f"| {i + 1} | {'on' if on else 'off'} | {secs:.2f} | {rr['runs']} x {rr['batches']} | {drain} | "
-                f"{sw['sql'][i]:.2f} | {secs / sw['sql'][i]:.2f} | {yes(rr['same'])} |")
+            add(f"| {i + 1} | {'on' if on else 'off'} | {rr['seconds']:.2f} | {rr['runs']} x {rr['batches']} | {drain} | "
+                f"{sw['sql'][i]:.2f} | {rr['seconds'] / sw['sql'][i]:.2f} | {yes(rr['same'])} |")
         add(f"\nWork done (service, round 1): {sw['rounds'][0]['svcWork']}\n")
         add("### 4. Claim\n")
         add("| pending (not due) | due | execution ms, median | p90 | planning ms | rows | uses orders_pending_expiry, no Seq Scan | executions with a Sort |")
