@@ -5,8 +5,8 @@ import dev.ordergate.domain.TransitionSource;
 import dev.ordergate.outbox.OutboxWriter;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.SqlConnection;
-import dev.ordergate.db.Params;
 import io.vertx.sqlclient.Tuple;
+import dev.ordergate.db.Params;
 
 import java.util.List;
 
